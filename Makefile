@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: MIT
+# The one Makefile of the project: non-recursive; each module adds a fragment
+# from mk/.  `make help` lists the targets and knobs.
+
+PROJECT := erniekit
+VERSION := 0.1.0
+
+.DEFAULT_GOAL := all
+.SUFFIXES:
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+# ---------------------------------------------------------------- knobs
+CC ?= cc
+NVCC ?= nvcc
+PYTHON ?= /usr/bin/python3
+INSTALL ?= install
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DESTDIR ?=
+SANITIZE ?=
+DEVELOPER ?=
+DATA ?= ../shared/data
+
+# Build directory per mode, so a sanitizer build never mixes with -O2 objects.
+ifeq ($(SANITIZE),)
+BUILD ?= build
+OPT_CFLAGS := -O2 -g
+OPT_LDFLAGS :=
+else
+BUILD ?= build-san
+OPT_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) \
+	-fno-sanitize-recover=all
+OPT_LDFLAGS := -fsanitize=$(SANITIZE)
+endif
+
+WARN_CFLAGS := -Wall -Wextra -Wformat=2 -Wvla
+ifneq ($(DEVELOPER),)
+WARN_CFLAGS += -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+endif
+
+# Required flags live apart from CFLAGS, so `make CFLAGS=-O0` keeps them.
+PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -MMD -MP \
+	-Ilibtok -Itools $(WARN_CFLAGS)
+ALL_CFLAGS = $(PROJECT_CFLAGS) $(OPT_CFLAGS) \
+	-DPROJECT_NAME='"$(PROJECT)"' -DPROJECT_VERSION='"$(VERSION)"' \
+	$(CPPFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -pthread $(OPT_LDFLAGS) $(LDFLAGS)
+REQ_LIBS := -lutf8proc -lzstd -ljson-c -lm
+
+# V=1 shows the commands.
+ifeq ($(V),1)
+Q :=
+QUIET_CC =
+QUIET_AR =
+QUIET_LINK =
+else
+Q := @
+QUIET_CC = @echo '   CC      $@';
+QUIET_AR = @echo '   AR      $@';
+QUIET_LINK = @echo '   LINK    $@';
+endif
+
+include mk/config.mk
+include mk/libtok.mk
+include mk/tools.mk
+include mk/tests.mk
+include mk/docs.mk
+
+# ---------------------------------------------------------------- rules
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+.PHONY: all
+all: $(ALL_TARGETS)
+
+.PHONY: deps
+deps:
+	@scripts/install-deps --check >/dev/null 2>&1 || scripts/install-deps
+
+# The quick start: `make demo` installs what it needs, builds, and runs the
+# main job on the bundled sample.
+.PHONY: demo
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD) $(DATA)
+
+.PHONY: install
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 644 $(LIBTOK) $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 644 libtok/tok.h $(DESTDIR)$(INCLUDEDIR)
+	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
+	$(INSTALL) -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+
+.PHONY: uninstall
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBTOK))
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tok.h
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5)))
+
+.PHONY: clean
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: help
+help:
+	@echo 'Targets:'
+	@echo '  all        libtok.a and the tools (default)'
+	@echo '  demo       install deps, build, run the bundled sample end to end'
+	@echo '  test       install deps, build, run unit, CLI, fuzz-corpus and'
+	@echo '             conformance tests; last line "all: N passed, N failed"'
+	@echo '  check      test + the whole suite again under ASan/UBSan'
+	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
+	@echo '  bench      time tokenize against its peers (bench/tokenize.sh)'
+	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
+	@echo '  format     rewrite sources with clang-format'
+	@echo '  install    to $$(DESTDIR)$$(PREFIX); uninstall removes them'
+	@echo '  clean      remove build directories'
+	@echo 'Knobs: PREFIX=$(PREFIX) DESTDIR= V=1 SANITIZE=address,undefined'
+	@echo '       DEVELOPER=1 CC=$(CC) DATA=$(DATA) PYTHON=$(PYTHON)'
+	@echo 'Detected (cached in $(BUILD)/config.mk; make reconfigure to redo):'
+	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
+		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok.h: the public API of libtok, the tokenization library.
+ *
+ * libtok turns UTF-8 text into BERT/ERNIE WordPiece ids that are identical to
+ * the reference tokenizers (PaddleNLP's ErnieTokenizer, Google BERT and the
+ * Hugging Face BertWordPiece tokenizer), and turns ids back into text.  It is
+ * the only libtok header other modules include; see libtok(3).
+ */
+#ifndef TOK_H
+#define TOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOK_VERSION_MAJOR 0
+#define TOK_VERSION_MINOR 1
+#define TOK_VERSION_PATCH 0
+#define TOK_VERSION_STRING "0.1.0"
+
+/* tok_version: the run-time library version as "X.Y.Z" (static string). */
+const char *tok_version(void);
+
+/* tok_unicode_version: the Unicode version of the character tables libtok
+ * uses (utf8proc's), e.g. "15.0.0" (static string). */
+const char *tok_unicode_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+/* Status codes.  Values are pinned: they never change meaning. */
+enum tok_status {
+    TOK_OK = 0,
+    TOK_ENOMEM = -1,  /* out of memory */
+    TOK_EIO = -2,     /* a file could not be opened or read */
+    TOK_EFORMAT = -3, /* malformed input file (vocab) */
+    TOK_EUTF8 = -4,   /* invalid UTF-8 in text */
+    TOK_ESPACE = -5,  /* caller buffer too small */
+    TOK_EINVAL = -6,  /* invalid argument */
+    TOK_ERANGE = -7   /* id or size out of range */
+};
+
+/* tok_strerror: a static description of a status code; never NULL. */
+const char *tok_strerror(int code);
+
+/* Error details.  Library calls take a `struct tok_err *` as their last
+ * parameter (NULL allowed) and write it only on failure, so one check after
+ * a chain of calls is enough.  msg names the input and the cause, e.g.
+ * "vocab 'v.txt' line 7: id '3x' is not a number". */
+struct tok_err {
+    int code;
+    char msg[256];
+};
+
+/* ------------------------------------------------------------------------ */
+/* UTF-8                                                                     */
+
+/* How text with invalid UTF-8 is treated. */
+enum tok_utf8_policy {
+    TOK_UTF8_STRICT = 0,  /* reject: TOK_EUTF8 with the byte offset */
+    TOK_UTF8_REPLACE = 1, /* replace each maximal invalid subpart by U+FFFD */
+    TOK_UTF8_SKIP = 2     /* drop the invalid bytes */
+};
+
+/* tok_utf8_check: validate UTF-8 (RFC 3629: no overlongs, no surrogates, at
+ * most U+10FFFF).  Returns len if s[0..len) is valid, else the byte offset of
+ * the first invalid sequence.  Thread-safe. */
+size_t tok_utf8_check(const char *s, size_t len);
+
+/* tok_utf8_decode: decode one code point at s[0..len), len >= 1.  Stores it
+ * in *cp and returns its length in bytes (1-4), or 0 if the bytes at s do
+ * not start a valid sequence (then *cp is untouched).  Thread-safe. */
+size_t tok_utf8_decode(const char *s, size_t len, uint32_t *cp);
+
+/* tok_utf8_encode: write cp (<= U+10FFFF, not a surrogate) as UTF-8 to
+ * out[0..4) and return its length, or 0 for an invalid code point. */
+size_t tok_utf8_encode(uint32_t cp, char *out);
+
+/* A growable byte buffer the caller owns (init/release/clear). */
+struct tok_buf {
+    char *data; /* NUL-terminated when len > 0 or after any append */
+    size_t len;
+    size_t cap;
+};
+void tok_buf_init(struct tok_buf *b);
+void tok_buf_release(struct tok_buf *b); /* frees data; b can be reused */
+void tok_buf_clear(struct tok_buf *b);   /* len = 0, keeps memory */
+/* tok_buf_append: append n bytes.  Returns 0 or TOK_ENOMEM. */
+int tok_buf_append(struct tok_buf *b, const void *p, size_t n);
+
+/* tok_utf8_sanitize: apply `policy` to s[0..len) and append the result to
+ * out.  Under TOK_UTF8_STRICT nothing is appended and TOK_EUTF8 is returned
+ * with the offset of the first bad byte in err->msg and *bad_off (may be
+ * NULL).  Returns the number of invalid sequences replaced or skipped (>= 0)
+ * or a negative status.  Thread-safe. */
+int64_t tok_utf8_sanitize(const char *s, size_t len, enum tok_utf8_policy policy,
+                          struct tok_buf *out, size_t *bad_off,
+                          struct tok_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Vocabulary                                                                */
+
+typedef int32_t tok_id;
+
+/* Special tokens, looked up by their usual names in the vocab. */
+enum tok_special {
+    TOK_SPECIAL_PAD = 0, /* "[PAD]" */
+    TOK_SPECIAL_UNK,     /* "[UNK]" (required) */
+    TOK_SPECIAL_CLS,     /* "[CLS]" */
+    TOK_SPECIAL_SEP,     /* "[SEP]" */
+    TOK_SPECIAL_MASK,    /* "[MASK]" */
+    TOK_SPECIAL_COUNT
+};
+
+struct tok_vocab;
+
+/* tok_vocab_load: read a vocab file.  Two formats are accepted, decided by
+ * the first line: one token per line (id = 0-based line number, the
+ * BERT/PaddleNLP/HF convention), or "token<TAB>id" per line (ERNIE's own
+ * files), where the ids must be 0..n-1 in any order.  A trailing "\r" is
+ * dropped from every line.  A token that occurs twice keeps its last id, as
+ * in the Python references.  "[UNK]" must be present.
+ * On success *out owns the vocab; free it with tok_vocab_free().
+ * Errors: TOK_EIO (cannot open/read), TOK_EFORMAT (line named in err),
+ * TOK_ENOMEM. */
+int tok_vocab_load(struct tok_vocab **out, const char *path,
+                   struct tok_err *err);
+
+/* tok_vocab_parse: as tok_vocab_load, from memory.  `name` is used in error
+ * messages.  The vocab copies what it needs from data. */
+int tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
+                    const char *name, struct tok_err *err);
+
+/* tok_vocab_free: free a vocab; NULL is a no-op. */
+void tok_vocab_free(struct tok_vocab *v);
+
+/* tok_vocab_size: the base vocabulary size V (number of distinct tokens, as
+ * PaddleNLP's len(vocab)); the extension of tok_vocab_extend_chinese() is not
+ * counted. */
+size_t tok_vocab_size(const struct tok_vocab *v);
+
+/* tok_vocab_n_ids: one past the largest id, extension included. */
+size_t tok_vocab_n_ids(const struct tok_vocab *v);
+
+/* tok_vocab_find: the id of token t[0..len) (exact bytes), extension tokens
+ * included, or -1 if absent. */
+tok_id tok_vocab_find(const struct tok_vocab *v, const char *t, size_t len);
+
+/* tok_vocab_token: the token of `id`, its length in *len (may be NULL).
+ * Returns NULL if no token has that id.  The string is owned by the vocab,
+ * NUL-terminated, and valid until tok_vocab_free(). */
+const char *tok_vocab_token(const struct tok_vocab *v, tok_id id,
+                            size_t *len);
+
+/* tok_vocab_special: the id of a special token, or -1 if the vocab lacks it
+ * (TOK_SPECIAL_UNK is always present). */
+tok_id tok_vocab_special(const struct tok_vocab *v, enum tok_special s);
+
+/* tok_vocab_extend_chinese: PaddleNLP's extend_chinese_char(): for every
+ * vocab token, in id order, that is a single code point in U+4E00..U+9FA5
+ * and whose "##" form is not in the vocab, add "##<char>" with ids N,
+ * N+1, ... where N = tok_vocab_n_ids(), which is V for any vocab without a
+ * repeated token.  (With a repeated token PaddleNLP starts at V and so
+ * reuses live ids, e.g. [UNK]'s in ernie-3.0-base-zh whose "$" occurs
+ * twice; we do not.)  Calling it twice adds nothing more.  Returns the number of tokens
+ * added (>= 0) or TOK_ENOMEM.  Not thread-safe: call it before sharing the
+ * vocab. */
+int64_t tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err);
+
+/* After loading (and the optional extension) a vocab is immutable and safe
+ * to use from any number of threads at once. */
+
+/* ------------------------------------------------------------------------ */
+/* Tokenizer                                                                 */
+
+/* Whose tokenizer to reproduce.  They differ in one rule only: PaddleNLP's
+ * BasicTokenizer also isolates symbols (category S*, and U+00AD U+00B2
+ * U+00BA U+3007 U+00B5 U+00D8 U+014B U+01B1) like punctuation. */
+enum tok_flavor {
+    TOK_FLAVOR_ERNIE = 0, /* PaddleNLP ErnieTokenizer / BertTokenizer */
+    TOK_FLAVOR_BERT = 1   /* Google BERT, HF BertWordPiece, transformers */
+};
+
+struct tok_opts {
+    enum tok_flavor flavor;
+    int lowercase;              /* lowercase and strip accents (default 1) */
+    size_t max_chars_per_word;  /* longer words become [UNK] (default 100) */
+    int split_special;          /* match "[CLS]" etc. in the text (def. 1) */
+};
+
+/* tok_opts_init: the defaults for a flavor. */
+void tok_opts_init(struct tok_opts *o, enum tok_flavor flavor);
+
+struct tok_tokenizer;
+
+/* tok_tokenizer_new: a WordPiece tokenizer over `vocab`, which must outlive
+ * it.  Returns 0 and sets *out, or TOK_ENOMEM / TOK_EINVAL.  The tokenizer
+ * is immutable: any number of threads may call tok_encode() on it at once,
+ * each with its own struct tok_encoding. */
+int tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
+                      const struct tok_opts *opts, struct tok_err *err);
+
+/* tok_tokenizer_free: NULL is a no-op. */
+void tok_tokenizer_free(struct tok_tokenizer *t);
+
+/* The result of one tok_encode() call, owned by the caller.  ids[i] covers
+ * bytes [starts[i], ends[i]) of the input text (offsets are filled only when
+ * want_offsets is set).  Reuse one encoding for many calls: it keeps its
+ * memory and scratch space. */
+struct tok_encoding {
+    tok_id *ids;
+    size_t *starts;
+    size_t *ends;
+    size_t n;            /* number of tokens */
+    size_t cap;          /* capacity of ids/starts/ends */
+    int want_offsets;    /* set by the caller; default 0 */
+    void *scratch;       /* private: per-call working memory */
+};
+void tok_encoding_init(struct tok_encoding *e);
+void tok_encoding_release(struct tok_encoding *e);
+void tok_encoding_clear(struct tok_encoding *e);
+
+/* tok_encode: tokenize text[0..len), which must be valid UTF-8, and append
+ * the ids (and offsets) to e.  Returns 0, TOK_EUTF8 (err names the byte
+ * offset; nothing is appended) or TOK_ENOMEM.  Memory used is proportional
+ * to the number of tokens, not to the length of the longest word. */
+int tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
+               struct tok_encoding *e, struct tok_err *err);
+
+/* tok_decode: append the text of ids[0..n) to out: tokens joined by spaces,
+ * except that a "##" continuation piece is glued to the token before it
+ * (the references' convert_tokens_to_string).  Extension ids are decoded as
+ * "##<char>".  Returns 0, TOK_ERANGE (err names the position of the unknown
+ * id) or TOK_ENOMEM. */
+int tok_decode(const struct tok_tokenizer *t, const tok_id *ids, size_t n,
+               struct tok_buf *out, struct tok_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOK_H */

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok_encode.c: the BERT basic tokenizer and WordPiece, in one streaming
+ * pass over the text.
+ *
+ * The references build new strings at every step (clean, pad CJK, split on
+ * whitespace, lowercase, NFD, drop Mn, split on punctuation, WordPiece).
+ * Each of those steps is local to a whitespace-separated word, so here one
+ * left-to-right scan feeds normalized code points into the current "piece"
+ * (the text between punctuation inside a word) and runs WordPiece whenever a
+ * piece ends.  A piece longer than max_chars_per_word becomes [UNK] without
+ * being stored, so memory does not grow with the length of a word.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tok_int.h"
+
+/* A normalized code point waiting in the piece or in the reorder buffer,
+ * with the byte span of the input character it came from. */
+struct ncp {
+    uint32_t cp;
+    uint8_t ccc;
+    size_t start, end;
+};
+
+struct scratch {
+    struct ncp *piece; /* the current piece (at most max_chars + 1) */
+    size_t n_piece, cap_piece;
+    size_t n_total;     /* code points in the piece, counting overflow */
+    size_t piece_end;   /* end of the last input character of the piece */
+    struct ncp *pend;   /* a run of non-starters awaiting canonical order */
+    size_t n_pend, cap_pend;
+    char *bytes;        /* the piece as UTF-8, for vocab lookups */
+    size_t cap_bytes;
+    size_t *boff;       /* byte offset of each code point in bytes */
+    size_t cap_boff;
+};
+
+struct state {
+    const struct tok_tokenizer *t;
+    struct tok_encoding *e;
+    struct scratch *s;
+    int rc;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                    */
+
+static int
+emit(struct state *st, tok_id id, size_t start, size_t end)
+{
+    struct tok_encoding *e = st->e;
+
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        tok_id *ids = realloc(e->ids, cap * sizeof(*ids));
+
+        if (ids == NULL)
+            return st->rc = TOK_ENOMEM;
+        e->ids = ids;
+        if (e->want_offsets || e->starts) {
+            size_t *s = realloc(e->starts, cap * sizeof(*s));
+            size_t *x;
+
+            if (s == NULL)
+                return st->rc = TOK_ENOMEM;
+            e->starts = s;
+            x = realloc(e->ends, cap * sizeof(*x));
+            if (x == NULL)
+                return st->rc = TOK_ENOMEM;
+            e->ends = x;
+        }
+        e->cap = cap;
+    }
+    e->ids[e->n] = id;
+    if (e->want_offsets) {
+        if (e->starts == NULL) {
+            /* Offsets were switched on after the arrays were sized. */
+            e->starts = malloc(e->cap * sizeof(*e->starts));
+            e->ends = malloc(e->cap * sizeof(*e->ends));
+            if (e->starts == NULL || e->ends == NULL)
+                return st->rc = TOK_ENOMEM;
+        }
+        e->starts[e->n] = start;
+        e->ends[e->n] = end;
+    }
+    e->n++;
+    return 0;
+}
+
+static tok_id
+lookup_single(const struct tok_tokenizer *t, uint32_t cp)
+{
+    char buf[4];
+    size_t n;
+
+    if (cp < TOK_DIRECT_MAX)
+        return t->direct_whole[cp];
+    n = tok_utf8_encode(cp, buf);
+    return tok_vocab_find(t->vocab, buf, n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* WordPiece                                                                 */
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t c = *cap ? *cap : 64;
+    void *q;
+
+    if (need <= *cap)
+        return 0;
+    while (c < need)
+        c *= 2;
+    q = realloc(*p, c * elem);
+    if (q == NULL)
+        return TOK_ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* Greedy longest-match-first over the current piece. */
+static void
+wordpiece(struct state *st)
+{
+    const struct tok_tokenizer *t = st->t;
+    const struct tok_vocab *v = t->vocab;
+    struct scratch *s = st->s;
+    size_t n = s->n_piece, first = st->e->n, start = 0, nb = 0;
+    size_t span_start, span_end = s->piece_end;
+
+    if (s->n_total == 0)
+        return;
+    span_start = s->piece[0].start;
+    if (s->n_total > t->opts.max_chars_per_word) {
+        emit(st, t->unk, span_start, span_end);
+        return;
+    }
+    if (n == 1) {
+        tok_id id = lookup_single(t, s->piece[0].cp);
+        emit(st, id < 0 ? t->unk : id, span_start, span_end);
+        return;
+    }
+    if (grow((void **)&s->bytes, &s->cap_bytes, 4 * n + 1, 1) < 0 ||
+        grow((void **)&s->boff, &s->cap_boff, n + 1, sizeof(size_t)) < 0) {
+        st->rc = TOK_ENOMEM;
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        s->boff[k] = nb;
+        nb += tok_utf8_encode(s->piece[k].cp, s->bytes + nb);
+    }
+    s->boff[n] = nb;
+    while (start < n) {
+        size_t end = n, maxlen = start ? v->max_cont_len : v->max_whole_len;
+        int32_t found = -1;
+
+        while (end > start && s->boff[end] - s->boff[start] > maxlen)
+            end--;
+        for (; end > start; end--) {
+            const char *key = s->bytes + s->boff[start];
+            size_t klen = s->boff[end] - s->boff[start];
+
+            found = start ? tok_map_find(v, &v->cont, key, klen, 2)
+                          : tok_map_find(v, &v->whole, key, klen, 0);
+            if (found >= 0)
+                break;
+        }
+        if (found < 0) {
+            /* No piece fits at `start`: the whole word is [UNK]. */
+            st->e->n = first;
+            emit(st, t->unk, span_start, span_end);
+            return;
+        }
+        if (emit(st, v->entries[found].id, s->piece[start].start,
+                 s->piece[end - 1].end) < 0)
+            return;
+        start = end;
+    }
+}
+
+static void
+end_piece(struct state *st)
+{
+    wordpiece(st);
+    st->s->n_piece = 0;
+    st->s->n_total = 0;
+}
+
+/* A normalized code point, in canonical order, enters the word. */
+static void
+push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start,
+          size_t end)
+{
+    const struct tok_tokenizer *t = st->t;
+    struct scratch *s = st->s;
+    uint8_t f = cp < 0x110000 ? t->cc[cp] : 0;
+
+    if (t->opts.lowercase && (f & TOK_CC_MN))
+        return;
+    if (f & t->split_mask) {
+        tok_id id;
+
+        end_piece(st);
+        id = lookup_single(t, cp);
+        emit(st, id < 0 ? t->unk : id, start, end);
+        return;
+    }
+    if (s->n_total == 0)
+        s->piece_end = end;
+    s->n_total++;
+    if (end > s->piece_end)
+        s->piece_end = end;
+    if (s->n_piece > t->opts.max_chars_per_word)
+        return; /* already too long: only the span is tracked */
+    if (grow((void **)&s->piece, &s->cap_piece, s->n_piece + 1,
+             sizeof(*s->piece)) < 0) {
+        st->rc = TOK_ENOMEM;
+        return;
+    }
+    s->piece[s->n_piece].cp = cp;
+    s->piece[s->n_piece].ccc = ccc;
+    s->piece[s->n_piece].start = start;
+    s->piece[s->n_piece].end = end;
+    s->n_piece++;
+}
+
+/* Emit the pending non-starters sorted by combining class (stable), which
+ * completes NFD's canonical ordering. */
+static void
+flush_pending(struct state *st)
+{
+    struct scratch *s = st->s;
+
+    for (size_t i = 1; i < s->n_pend; i++) {
+        struct ncp x = s->pend[i];
+        size_t j = i;
+
+        while (j > 0 && s->pend[j - 1].ccc > x.ccc) {
+            s->pend[j] = s->pend[j - 1];
+            j--;
+        }
+        s->pend[j] = x;
+    }
+    for (size_t i = 0; i < s->n_pend; i++)
+        push_norm(st, s->pend[i].cp, s->pend[i].ccc, s->pend[i].start,
+                  s->pend[i].end);
+    s->n_pend = 0;
+}
+
+static void
+end_word(struct state *st)
+{
+    if (st->s->n_pend)
+        flush_pending(st);
+    end_piece(st);
+}
+
+/* One input character (not dropped, not whitespace) enters the word. */
+static void
+feed(struct state *st, uint32_t cp, size_t start, size_t end)
+{
+    const struct tok_tokenizer *t = st->t;
+    struct scratch *s = st->s;
+    uint32_t out[TOK_NORM_MAX];
+    uint8_t ccc[TOK_NORM_MAX];
+    size_t n;
+
+    if (!t->opts.lowercase || !(t->cc[cp] & TOK_CC_NORM)) {
+        if (s->n_pend)
+            flush_pending(st);
+        push_norm(st, cp, 0, start, end);
+        return;
+    }
+    if (cp < 0x80) {
+        if (s->n_pend)
+            flush_pending(st);
+        push_norm(st, cp | 0x20, 0, start, end); /* only A-Z are NORM */
+        return;
+    }
+    n = tok_normalize_cp(cp, out, ccc);
+    for (size_t i = 0; i < n; i++) {
+        if (ccc[i] == 0) {
+            if (s->n_pend)
+                flush_pending(st);
+            push_norm(st, out[i], 0, start, end);
+            continue;
+        }
+        if (grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1,
+                 sizeof(*s->pend)) < 0) {
+            st->rc = TOK_ENOMEM;
+            return;
+        }
+        s->pend[s->n_pend].cp = out[i];
+        s->pend[s->n_pend].ccc = ccc[i];
+        s->pend[s->n_pend].start = start;
+        s->pend[s->n_pend].end = end;
+        s->n_pend++;
+    }
+}
+
+/* If a special token starts at text[i], return its index, else -1. */
+static int
+match_special(const struct tok_tokenizer *t, const char *text, size_t len,
+              size_t i)
+{
+    for (int k = 0; k < TOK_SPECIAL_COUNT; k++) {
+        size_t n = t->special_len[k];
+
+        if (n && n <= len - i && memcmp(text + i, t->special_str[k], n) == 0)
+            return k;
+    }
+    return -1;
+}
+
+int
+tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
+           struct tok_encoding *e, struct tok_err *err)
+{
+    struct state st;
+    size_t bad, i = 0, n_start = e->n;
+
+    bad = tok_utf8_check(text, len);
+    if (bad != len)
+        return tok_err_set(err, TOK_EUTF8,
+                           "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
+                           bad, (unsigned)(unsigned char)text[bad]);
+    if (e->scratch == NULL) {
+        e->scratch = calloc(1, sizeof(struct scratch));
+        if (e->scratch == NULL)
+            return tok_err_set(err, TOK_ENOMEM, "%s",
+                               tok_strerror(TOK_ENOMEM));
+    }
+    st.t = t;
+    st.e = e;
+    st.s = e->scratch;
+    st.rc = 0;
+    st.s->n_piece = st.s->n_total = st.s->n_pend = 0;
+
+    while (i < len && st.rc == 0) {
+        unsigned char c = (unsigned char)text[i];
+        uint32_t cp;
+        size_t n;
+        uint8_t f;
+
+        if (c == '[' && t->opts.split_special) {
+            int k = match_special(t, text, len, i);
+
+            if (k >= 0) {
+                tok_id id = tok_vocab_special(t->vocab, (enum tok_special)k);
+
+                end_word(&st);
+                emit(&st, id < 0 ? t->unk : id, i, i + t->special_len[k]);
+                i += t->special_len[k];
+                continue;
+            }
+        }
+        if (c < 0x80) {
+            cp = c;
+            n = 1;
+        } else {
+            n = tok_utf8_decode(text + i, len - i, &cp);
+        }
+        f = t->cc[cp];
+        if (f & TOK_CC_DROP) {
+            /* Removed before splitting, so it joins its neighbours. */
+        } else if (f & TOK_CC_SPACE) {
+            end_word(&st);
+        } else if (f & TOK_CC_CJK) {
+            end_word(&st);
+            feed(&st, cp, i, i + n);
+            end_word(&st);
+        } else {
+            feed(&st, cp, i, i + n);
+        }
+        i += n;
+    }
+    if (st.rc == 0)
+        end_word(&st);
+    if (st.rc < 0) {
+        e->n = n_start;
+        return tok_err_set(err, st.rc, "%s", tok_strerror(st.rc));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                   */
+
+void
+tok_opts_init(struct tok_opts *o, enum tok_flavor flavor)
+{
+    o->flavor = flavor;
+    o->lowercase = 1;
+    o->max_chars_per_word = 100;
+    o->split_special = 1;
+}
+
+int
+tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
+                  const struct tok_opts *opts, struct tok_err *err)
+{
+    static const char *const names[TOK_SPECIAL_COUNT] = {
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
+    };
+    struct tok_tokenizer *t;
+
+    *out = NULL;
+    if (vocab == NULL || opts == NULL ||
+        (opts->flavor != TOK_FLAVOR_ERNIE && opts->flavor != TOK_FLAVOR_BERT))
+        return tok_err_set(err, TOK_EINVAL, "invalid tokenizer options");
+    t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        goto nomem;
+    t->vocab = vocab;
+    t->opts = *opts;
+    t->cc = tok_cc_table();
+    t->direct_whole = malloc(TOK_DIRECT_MAX * sizeof(*t->direct_whole));
+    if (t->cc == NULL || t->direct_whole == NULL)
+        goto nomem;
+    t->split_mask = TOK_CC_PUNCT;
+    if (opts->flavor == TOK_FLAVOR_ERNIE)
+        t->split_mask |= TOK_CC_SYMBOL;
+    t->unk = tok_vocab_special(vocab, TOK_SPECIAL_UNK);
+    for (uint32_t cp = 0; cp < TOK_DIRECT_MAX; cp++) {
+        char buf[4];
+        size_t n = tok_utf8_encode(cp, buf);
+
+        t->direct_whole[cp] = n ? tok_vocab_find(vocab, buf, n) : -1;
+    }
+    /* PaddleNLP splits the text on its five special tokens whether or not
+     * the vocab has them; HF adds only those the vocab has. */
+    for (int k = 0; k < TOK_SPECIAL_COUNT; k++) {
+        bool use = opts->flavor == TOK_FLAVOR_ERNIE ||
+                   tok_vocab_special(vocab, (enum tok_special)k) >= 0;
+
+        t->special_str[k] = names[k];
+        t->special_len[k] = use ? strlen(names[k]) : 0;
+    }
+    *out = t;
+    return 0;
+nomem:
+    tok_tokenizer_free(t);
+    return tok_err_set(err, TOK_ENOMEM, "cannot create tokenizer: %s",
+                       tok_strerror(TOK_ENOMEM));
+}
+
+void
+tok_tokenizer_free(struct tok_tokenizer *t)
+{
+    if (t == NULL)
+        return;
+    free(t->direct_whole);
+    free(t);
+}
+
+void
+tok_encoding_init(struct tok_encoding *e)
+{
+    memset(e, 0, sizeof(*e));
+}
+
+void
+tok_encoding_clear(struct tok_encoding *e)
+{
+    e->n = 0;
+}
+
+void
+tok_encoding_release(struct tok_encoding *e)
+{
+    struct scratch *s = e->scratch;
+
+    if (s) {
+        free(s->piece);
+        free(s->pend);
+        free(s->bytes);
+        free(s->boff);
+        free(s);
+    }
+    free(e->ids);
+    free(e->starts);
+    free(e->ends);
+    tok_encoding_init(e);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok_int.h: internals shared by the libtok sources; never installed.
+ *
+ * It holds the vocab's layout (a string arena plus two open-addressing hash
+ * tables), the per-code-point class table that drives the basic tokenizer,
+ * and the error helper every file uses.
+ */
+#ifndef TOK_INT_H
+#define TOK_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "tok.h"
+#include "banned.h"
+
+/* tok_err_set: fill err (if not NULL) with code and a printf-style message;
+ * returns code so callers can write `return tok_err_set(err, ...)`. */
+int tok_err_set(struct tok_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------ */
+/* Character classes (tok_unicode.c)                                         */
+
+/* Bits of the per-code-point class table.  Categories come from utf8proc. */
+enum {
+    TOK_CC_DROP = 1 << 0,   /* removed by clean_text: NUL, U+FFFD, C* but \t\n\r */
+    TOK_CC_SPACE = 1 << 1,  /* separates words: \t \n \r, Zs, Zl, Zp */
+    TOK_CC_CJK = 1 << 2,    /* BERT's "Chinese character" ranges */
+    TOK_CC_PUNCT = 1 << 3,  /* ASCII non-alnum printables, or P* */
+    TOK_CC_SYMBOL = 1 << 4, /* S*, or one of PaddleNLP's 8 extras */
+    TOK_CC_NORM = 1 << 5,   /* changed by lowercase + NFD + drop Mn */
+    TOK_CC_MN = 1 << 6      /* category Mn (dropped after NFD) */
+};
+
+/* tok_cc_table: the class table for U+0000..U+10FFFF, built on first use
+ * (thread-safe, once per process).  Returns NULL only if out of memory. */
+const uint8_t *tok_cc_table(void);
+
+/* Maximum code points tok_normalize_cp() can produce for one input. */
+#define TOK_NORM_MAX 24
+
+/* tok_normalize_cp: lowercase cp the way Python's str.lower() does (full
+ * mapping, so U+0130 gives "i" U+0307) and decompose the result canonically
+ * (NFD, not reordered).  Writes up to TOK_NORM_MAX code points to out and
+ * their canonical combining classes to ccc; returns the count. */
+size_t tok_normalize_cp(uint32_t cp, uint32_t *out, uint8_t *ccc);
+
+/* ------------------------------------------------------------------------ */
+/* Vocabulary (tok_vocab.c)                                                  */
+
+/* An open-addressing hash table from byte strings (in the vocab's arena) to
+ * ids.  Slots hold an index into the entry array, or -1 when empty. */
+struct tok_map {
+    int32_t *slots;
+    size_t mask; /* number of slots - 1, a power of two minus one */
+};
+
+struct tok_entry {
+    size_t off;  /* token bytes at arena + off, NUL-terminated */
+    uint32_t len;
+    tok_id id;
+};
+
+struct tok_vocab {
+    char *arena;
+    size_t arena_len, arena_cap;
+    struct tok_entry *entries; /* one per distinct token, extension too */
+    size_t n_entries, cap_entries;
+    int32_t *by_id;            /* id -> entry index, or -1 */
+    size_t n_ids;              /* one past the largest id */
+    size_t n_base;             /* V: distinct tokens before the extension */
+    struct tok_map whole;      /* every token, exact bytes */
+    struct tok_map cont;       /* tokens "##x", keyed by x */
+    size_t max_whole_len;      /* longest token in bytes */
+    size_t max_cont_len;       /* longest x of a "##x" token */
+    tok_id special[TOK_SPECIAL_COUNT];
+    bool extended;
+};
+
+/* tok_map_find: the entry index of key[0..len) in m, or -1. */
+int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
+                     const char *key, size_t len, size_t key_skip);
+
+/* ------------------------------------------------------------------------ */
+/* Tokenizer (tok_encode.c)                                                  */
+
+/* Code points below this bound have direct single-character id tables. */
+#define TOK_DIRECT_MAX 0x30000
+
+struct tok_tokenizer {
+    const struct tok_vocab *vocab;
+    struct tok_opts opts;
+    const uint8_t *cc;      /* class table */
+    uint8_t split_mask;     /* TOK_CC_PUNCT, plus TOK_CC_SYMBOL for ERNIE */
+    tok_id unk;
+    tok_id *direct_whole;   /* cp -> id of the one-character token, or -1 */
+    const char *special_str[TOK_SPECIAL_COUNT];
+    size_t special_len[TOK_SPECIAL_COUNT];
+};
+
+#endif /* TOK_INT_H */

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok_vocab.c: loading WordPiece vocabularies and looking tokens up.
+ *
+ * Tokens live in one arena; two open-addressing hash tables index them: one
+ * by their exact bytes, one holding only the "##x" continuation tokens keyed
+ * by x, which is the lookup WordPiece makes for every non-initial piece.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tok_int.h"
+
+static const char *const special_names[TOK_SPECIAL_COUNT] = {
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
+};
+
+static uint64_t
+hash_bytes(const char *s, size_t len)
+{
+    /* FNV-1a; tokens are short, and the final mix spreads the low bits. */
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ULL;
+    }
+    h ^= h >> 29;
+    return h;
+}
+
+int32_t
+tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
+             const char *key, size_t len, size_t key_skip)
+{
+    size_t i = (size_t)hash_bytes(key, len) & m->mask;
+
+    for (;;) {
+        int32_t e = m->slots[i];
+        const struct tok_entry *en;
+
+        if (e < 0)
+            return -1;
+        en = &v->entries[e];
+        if (en->len == len + key_skip &&
+            memcmp(v->arena + en->off + key_skip, key, len) == 0)
+            return e;
+        i = (i + 1) & m->mask;
+    }
+}
+
+static int
+map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
+{
+    size_t n = 0, slots = 16;
+
+    for (size_t e = 0; e < v->n_entries; e++)
+        if (!cont || (v->entries[e].len >= 2 &&
+                      memcmp(v->arena + v->entries[e].off, "##", 2) == 0))
+            n++;
+    while (slots < 2 * n + 2)
+        slots *= 2;
+    free(m->slots);
+    m->slots = malloc(slots * sizeof(*m->slots));
+    if (m->slots == NULL)
+        return TOK_ENOMEM;
+    memset(m->slots, 0xFF, slots * sizeof(*m->slots));
+    m->mask = slots - 1;
+    for (size_t e = 0; e < v->n_entries; e++) {
+        const struct tok_entry *en = &v->entries[e];
+        size_t skip = cont ? 2 : 0, i;
+
+        if (cont && !(en->len >= 2 &&
+                      memcmp(v->arena + en->off, "##", 2) == 0))
+            continue;
+        i = (size_t)hash_bytes(v->arena + en->off + skip, en->len - skip) &
+            m->mask;
+        while (m->slots[i] >= 0)
+            i = (i + 1) & m->mask;
+        m->slots[i] = (int32_t)e;
+        if (cont && en->len - 2 > v->max_cont_len)
+            v->max_cont_len = en->len - 2;
+        if (!cont && en->len > v->max_whole_len)
+            v->max_whole_len = en->len;
+    }
+    return 0;
+}
+
+static int
+maps_build(struct tok_vocab *v)
+{
+    v->max_whole_len = 0;
+    v->max_cont_len = 0;
+    if (map_build(v, &v->whole, false) < 0 || map_build(v, &v->cont, true) < 0)
+        return TOK_ENOMEM;
+    return 0;
+}
+
+/* Find a token among the entries added so far (during loading, before the
+ * final maps exist) with a small temporary table. */
+struct load_map {
+    int32_t *slots;
+    size_t mask;
+};
+
+static int32_t
+load_map_find_or_add(struct tok_vocab *v, struct load_map *lm, size_t e_new)
+{
+    const struct tok_entry *en = &v->entries[e_new];
+    const char *key = v->arena + en->off;
+    size_t i = (size_t)hash_bytes(key, en->len) & lm->mask;
+
+    for (;;) {
+        int32_t e = lm->slots[i];
+
+        if (e < 0) {
+            lm->slots[i] = (int32_t)e_new;
+            return -1;
+        }
+        if (v->entries[e].len == en->len &&
+            memcmp(v->arena + v->entries[e].off, key, en->len) == 0)
+            return e;
+        i = (i + 1) & lm->mask;
+    }
+}
+
+static int
+arena_add(struct tok_vocab *v, const char *s, size_t len, size_t *off)
+{
+    if (v->arena_len + len + 1 > v->arena_cap) {
+        size_t cap = v->arena_cap ? v->arena_cap : 4096;
+        char *a;
+
+        while (cap < v->arena_len + len + 1)
+            cap *= 2;
+        a = realloc(v->arena, cap);
+        if (a == NULL)
+            return TOK_ENOMEM;
+        v->arena = a;
+        v->arena_cap = cap;
+    }
+    memcpy(v->arena + v->arena_len, s, len);
+    v->arena[v->arena_len + len] = '\0';
+    *off = v->arena_len;
+    v->arena_len += len + 1;
+    return 0;
+}
+
+static int
+entries_reserve(struct tok_vocab *v, size_t n)
+{
+    struct tok_entry *e;
+
+    if (n <= v->cap_entries)
+        return 0;
+    e = realloc(v->entries, n * sizeof(*e));
+    if (e == NULL)
+        return TOK_ENOMEM;
+    v->entries = e;
+    v->cap_entries = n;
+    return 0;
+}
+
+/* Parse a decimal id with no sign, no spaces and no junk. */
+static bool
+parse_id(const char *s, size_t len, uint64_t *out)
+{
+    uint64_t x = 0;
+
+    if (len == 0 || len > 10)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        x = x * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = x;
+    return true;
+}
+
+static size_t
+count_lines(const char *data, size_t len)
+{
+    size_t n = 0;
+    const char *p = data, *end = data + len;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+        n++;
+        if (nl == NULL)
+            break;
+        p = nl + 1;
+    }
+    return n;
+}
+
+int
+tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
+                const char *name, struct tok_err *err)
+{
+    struct tok_vocab *v;
+    struct load_map lm = { NULL, 0 };
+    size_t n_lines = count_lines(data, len), line = 0, slots = 16;
+    int32_t *line_of_id = NULL;
+    const char *p = data, *end = data + len;
+    bool tabbed;
+    int rc = TOK_ENOMEM;
+
+    *out = NULL;
+    if (n_lines == 0)
+        return tok_err_set(err, TOK_EFORMAT, "vocab '%s' is empty", name);
+    if (n_lines > INT32_MAX / 4)
+        return tok_err_set(err, TOK_EFORMAT, "vocab '%s' has too many lines",
+                           name);
+    {
+        const char *nl = memchr(data, '\n', len);
+        tabbed = memchr(data, '\t', nl ? (size_t)(nl - data) : len) != NULL;
+    }
+    v = calloc(1, sizeof(*v));
+    if (v == NULL)
+        goto fail_nomem;
+    while (slots < 2 * n_lines + 2)
+        slots *= 2;
+    lm.slots = malloc(slots * sizeof(*lm.slots));
+    line_of_id = malloc(n_lines * sizeof(*line_of_id));
+    v->by_id = malloc(n_lines * sizeof(*v->by_id));
+    if (lm.slots == NULL || line_of_id == NULL || v->by_id == NULL ||
+        entries_reserve(v, n_lines) < 0)
+        goto fail_nomem;
+    lm.mask = slots - 1;
+    memset(lm.slots, 0xFF, slots * sizeof(*lm.slots));
+    memset(line_of_id, 0xFF, n_lines * sizeof(*line_of_id));
+    memset(v->by_id, 0xFF, n_lines * sizeof(*v->by_id));
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        size_t tlen = (size_t)(eol - p), bad;
+        uint64_t id = line;
+        struct tok_entry *en;
+        int32_t prev;
+
+        line++;
+        if (tlen > 0 && p[tlen - 1] == '\r')
+            tlen--;
+        if (tabbed) {
+            const char *tab = memchr(p, '\t', tlen);
+
+            if (tab == NULL) {
+                rc = tok_err_set(err, TOK_EFORMAT,
+                                 "vocab '%s' line %zu: no TAB before the id "
+                                 "(the first line has 'token<TAB>id')",
+                                 name, line);
+                goto fail;
+            }
+            if (!parse_id(tab + 1, (size_t)(p + tlen - tab - 1), &id)) {
+                rc = tok_err_set(err, TOK_EFORMAT,
+                                 "vocab '%s' line %zu: id '%.*s' is not a "
+                                 "number",
+                                 name, line, (int)(p + tlen - tab - 1 > 32 ? 32 : p + tlen - tab - 1),
+                                 tab + 1);
+                goto fail;
+            }
+            if (id >= n_lines) {
+                rc = tok_err_set(err, TOK_EFORMAT,
+                                 "vocab '%s' line %zu: id %llu is out of "
+                                 "range (the file has %zu lines)",
+                                 name, line, (unsigned long long)id, n_lines);
+                goto fail;
+            }
+            if (line_of_id[id] >= 0) {
+                rc = tok_err_set(err, TOK_EFORMAT,
+                                 "vocab '%s' line %zu: id %llu is already "
+                                 "used on line %d",
+                                 name, line, (unsigned long long)id,
+                                 (int)line_of_id[id]);
+                goto fail;
+            }
+            line_of_id[id] = (int32_t)line;
+            tlen = (size_t)(tab - p);
+        }
+        bad = tok_utf8_check(p, tlen);
+        if (bad != tlen) {
+            rc = tok_err_set(err, TOK_EFORMAT,
+                             "vocab '%s' line %zu: invalid UTF-8 at byte %zu "
+                             "of the token",
+                             name, line, bad + 1);
+            goto fail;
+        }
+        en = &v->entries[v->n_entries];
+        if (arena_add(v, p, tlen, &en->off) < 0)
+            goto fail_nomem;
+        en->len = (uint32_t)tlen;
+        en->id = (tok_id)id;
+        prev = load_map_find_or_add(v, &lm, v->n_entries);
+        if (prev >= 0) {
+            /* A repeated token keeps its last id, as a Python dict does. */
+            v->by_id[v->entries[prev].id] = -1;
+            v->entries[prev].id = (tok_id)id;
+            v->by_id[id] = prev;
+        } else {
+            v->by_id[id] = (int32_t)v->n_entries;
+            v->n_entries++;
+        }
+        if (id + 1 > v->n_ids)
+            v->n_ids = (size_t)id + 1;
+        p = nl ? nl + 1 : end;
+    }
+    v->n_base = v->n_entries;
+    if (maps_build(v) < 0)
+        goto fail_nomem;
+    for (int s = 0; s < TOK_SPECIAL_COUNT; s++) {
+        int32_t e = tok_map_find(v, &v->whole, special_names[s],
+                                 strlen(special_names[s]), 0);
+        v->special[s] = e < 0 ? -1 : v->entries[e].id;
+    }
+    if (v->special[TOK_SPECIAL_UNK] < 0) {
+        rc = tok_err_set(err, TOK_EFORMAT, "vocab '%s' has no [UNK] token",
+                         name);
+        goto fail;
+    }
+    free(lm.slots);
+    free(line_of_id);
+    *out = v;
+    return 0;
+
+fail_nomem:
+    rc = tok_err_set(err, TOK_ENOMEM, "cannot load vocab '%s': %s", name,
+                     tok_strerror(TOK_ENOMEM));
+fail:
+    free(lm.slots);
+    free(line_of_id);
+    tok_vocab_free(v);
+    return rc;
+}
+
+int
+tok_vocab_load(struct tok_vocab **out, const char *path, struct tok_err *err)
+{
+    FILE *f;
+    char *data = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    *out = NULL;
+    f = fopen(path, "rb");
+    if (f == NULL)
+        return tok_err_set(err, TOK_EIO, "cannot open vocab '%s': %s", path,
+                           strerror(errno));
+    for (;;) {
+        size_t n;
+
+        if (len == cap) {
+            char *d;
+
+            cap = cap ? cap * 2 : 1 << 20;
+            d = realloc(data, cap);
+            if (d == NULL) {
+                free(data);
+                fclose(f);
+                return tok_err_set(err, TOK_ENOMEM, "cannot read vocab '%s': %s",
+                                   path, tok_strerror(TOK_ENOMEM));
+            }
+            data = d;
+        }
+        n = fread(data + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = tok_err_set(err, TOK_EIO, "cannot read vocab '%s': %s", path,
+                         strerror(errno));
+        free(data);
+        fclose(f);
+        return rc;
+    }
+    fclose(f);
+    rc = tok_vocab_parse(out, data ? data : "", len, path, err);
+    free(data);
+    return rc;
+}
+
+void
+tok_vocab_free(struct tok_vocab *v)
+{
+    if (v == NULL)
+        return;
+    free(v->arena);
+    free(v->entries);
+    free(v->by_id);
+    free(v->whole.slots);
+    free(v->cont.slots);
+    free(v);
+}
+
+size_t
+tok_vocab_size(const struct tok_vocab *v)
+{
+    return v->n_base;
+}
+
+size_t
+tok_vocab_n_ids(const struct tok_vocab *v)
+{
+    return v->n_ids;
+}
+
+tok_id
+tok_vocab_find(const struct tok_vocab *v, const char *t, size_t len)
+{
+    int32_t e = tok_map_find(v, &v->whole, t, len, 0);
+
+    return e < 0 ? -1 : v->entries[e].id;
+}
+
+const char *
+tok_vocab_token(const struct tok_vocab *v, tok_id id, size_t *len)
+{
+    int32_t e;
+
+    if (id < 0 || (size_t)id >= v->n_ids)
+        return NULL;
+    e = v->by_id[id];
+    if (e < 0)
+        return NULL;
+    if (len)
+        *len = v->entries[e].len;
+    return v->arena + v->entries[e].off;
+}
+
+tok_id
+tok_vocab_special(const struct tok_vocab *v, enum tok_special s)
+{
+    if ((int)s < 0 || s >= TOK_SPECIAL_COUNT)
+        return -1;
+    return v->special[s];
+}
+
+int64_t
+tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
+{
+    size_t n_add = 0, base = v->n_ids;
+    int32_t *by_id;
+
+    (void)err;
+    if (v->extended)
+        return 0;
+    /* Pass 1 counts, pass 2 adds; "##c" tokens cannot match each other. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0;
+
+        for (size_t id = 0; id < base; id++) {
+            int32_t e = v->by_id[id];
+            char buf[6];
+            uint32_t cp;
+            size_t off;
+
+            if (e < 0 || v->entries[e].len != 3)
+                continue;
+            if (tok_utf8_decode(v->arena + v->entries[e].off, 3, &cp) != 3 ||
+                cp < 0x4E00 || cp > 0x9FA5)
+                continue;
+            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3,
+                             2) >= 0)
+                continue;
+            if (pass == 0) {
+                n_add++;
+                continue;
+            }
+            buf[0] = '#';
+            buf[1] = '#';
+            memcpy(buf + 2, v->arena + v->entries[e].off, 3);
+            if (arena_add(v, buf, 5, &off) < 0)
+                return TOK_ENOMEM;
+            v->entries[v->n_entries].off = off;
+            v->entries[v->n_entries].len = 5;
+            v->entries[v->n_entries].id = (tok_id)(base + k);
+            v->by_id[base + k] = (int32_t)v->n_entries;
+            v->n_entries++;
+            k++;
+        }
+        if (pass == 0) {
+            if (entries_reserve(v, v->n_entries + n_add) < 0)
+                return TOK_ENOMEM;
+            by_id = realloc(v->by_id, (base + n_add + 1) * sizeof(*by_id));
+            if (by_id == NULL)
+                return TOK_ENOMEM;
+            v->by_id = by_id;
+        }
+    }
+    v->n_ids = base + n_add;
+    v->extended = true;
+    if (maps_build(v) < 0)
+        return TOK_ENOMEM;
+    return (int64_t)n_add;
+}

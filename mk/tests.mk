@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: MIT
+# Tests: unit binaries (tests/unit), CLI cases (tests/cli), the fuzz corpus
+# replay (tests/fuzz), and conformance against the reference tokenizers
+# (tests/conformance, in a Python venv with pinned packages).  Each suite
+# prints "<suite>: N passed, N failed, N skipped"; tests/summarize adds
+# them up into the last line of `make test`.
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=$(BUILD)/tests/replay_%)
+VENV := build/venv
+VENV_STAMP := $(VENV)/.installed
+TEST_LOG := $(BUILD)/test.log
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS)
+
+$(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
+		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS)
+
+$(BUILD)/tests/fuzz/fuzz_replay.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+TEST_BINS := $(UNIT_BINS) $(FUZZ_REPLAY)
+
+# The oracles' virtual environment: Debian's Python (it sees apt packages)
+# plus the pinned PyPI packages of tests/conformance/requirements.txt.
+$(VENV_STAMP): tests/conformance/requirements.txt
+	@echo '   VENV    $(VENV) (reference tokenizers, once)'
+	$(Q)rm -rf $(VENV) && $(PYTHON) -m venv --system-site-packages $(VENV)
+	$(Q)$(VENV)/bin/pip install -q --disable-pip-version-check \
+		-r tests/conformance/requirements.txt
+	$(Q)touch $@
+
+.PHONY: venv test test-unit test-cli test-fuzz test-conformance check
+venv: $(VENV_STAMP)
+
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(VENV_STAMP)
+	@$(MAKE) --no-print-directory -k test-run; \
+	tests/summarize $(TEST_LOG)
+
+test-run: test-unit test-cli test-fuzz test-conformance
+
+test-unit: $(UNIT_BINS)
+	@rm -f $(TEST_LOG)
+	@for t in $(UNIT_BINS); do \
+		DATA=$(DATA) tests/run-suite $(TEST_LOG) $${t##*/} $$t; \
+	done
+
+test-cli: $(TOOLS)
+	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) cli tests/cli/run
+
+test-fuzz: $(FUZZ_REPLAY)
+	@for t in $(FUZZ_REPLAY); do \
+		n=$${t##*/replay_}; \
+		tests/run-suite $(TEST_LOG) replay_$$n $$t testdata/fuzz/$$n; \
+	done
+
+test-conformance: $(TOOLS) $(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) conformance \
+		$(VENV)/bin/python tests/conformance/run.py \
+		--tokenize $(BUILD)/tokenize --data $(DATA) \
+		--cache build/oracle-cache
+
+# check = the whole suite again under ASan/UBSan, man page lint, format.
+check: deps
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined test
+	@$(MAKE) --no-print-directory man-lint format-check

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.c: number parsing, version line, outputs written through a temporary
+ * file, and progress display, shared by every tool.
+ */
+#include <err.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "banned.h"
+
+uint64_t
+cli_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what)
+{
+    uint64_t v = 0;
+
+    if (*s == '\0')
+        goto bad;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            goto bad;
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            goto range;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v < min || v > max)
+        goto range;
+    return v;
+bad:
+    warnx("invalid %s '%s': not a non-negative integer", what, s);
+    exit(EXIT_USAGE);
+range:
+    warnx("invalid %s '%s': must be between %llu and %llu", what, s,
+          (unsigned long long)min, (unsigned long long)max);
+    exit(EXIT_USAGE);
+}
+
+unsigned
+cli_default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n < 1 ? 1 : (unsigned)n;
+}
+
+void
+cli_print_version(const char *tool)
+{
+    printf("%s (%s) %s\n", tool, PROJECT_NAME, PROJECT_VERSION);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static char *
+xstrdup(const char *s)
+{
+    char *d = strdup(s);
+
+    if (d == NULL)
+        err(1, NULL);
+    return d;
+}
+
+void
+cli_output_open(struct cli_output *o, const char *path)
+{
+    memset(o, 0, sizeof(*o));
+    if (path == NULL || strcmp(path, "-") == 0) {
+        o->fp = stdout;
+        return;
+    }
+    o->path = xstrdup(path);
+    {
+        size_t n = strlen(path) + 32;
+        o->tmp_path = malloc(n);
+        if (o->tmp_path == NULL)
+            err(1, NULL);
+        snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+    }
+    o->fp = fopen(o->tmp_path, "wb");
+    if (o->fp == NULL)
+        err(1, "cannot create '%s'", o->tmp_path);
+}
+
+int
+cli_output_commit(struct cli_output *o)
+{
+    int rc = 0;
+
+    if (o->path == NULL) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            warn("stdout");
+            return -1;
+        }
+        return 0;
+    }
+    if (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0) {
+        warn("cannot write '%s'", o->tmp_path);
+        rc = -1;
+    }
+    if (fclose(o->fp) != 0 && rc == 0) {
+        warn("cannot write '%s'", o->tmp_path);
+        rc = -1;
+    }
+    o->fp = NULL;
+    if (rc == 0 && rename(o->tmp_path, o->path) != 0) {
+        warn("cannot rename '%s' to '%s'", o->tmp_path, o->path);
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(o->tmp_path);
+    free(o->path);
+    free(o->tmp_path);
+    o->path = o->tmp_path = NULL;
+    return rc;
+}
+
+void
+cli_output_abort(struct cli_output *o)
+{
+    if (o->path == NULL)
+        return;
+    if (o->fp)
+        fclose(o->fp);
+    unlink(o->tmp_path);
+    free(o->path);
+    free(o->tmp_path);
+    memset(o, 0, sizeof(*o));
+}
+
+/* ------------------------------------------------------------------------ */
+
+double
+cli_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void
+cli_progress_init(struct cli_progress *p, bool on)
+{
+    p->on = on;
+    p->t_start = p->t_last = cli_now();
+    p->bytes = 0;
+}
+
+static void
+progress_draw(struct cli_progress *p, double now)
+{
+    double dt = now - p->t_start, mb = (double)p->bytes / 1e6;
+
+    fprintf(stderr, "\r%.1f MB read, %.1f MB/s", mb, dt > 0 ? mb / dt : 0.0);
+}
+
+void
+cli_progress_add(struct cli_progress *p, uint64_t bytes)
+{
+    double now;
+
+    p->bytes += bytes;
+    if (!p->on)
+        return;
+    now = cli_now();
+    if (now - p->t_last >= 0.25) {
+        progress_draw(p, now);
+        p->t_last = now;
+    }
+}
+
+void
+cli_progress_done(struct cli_progress *p)
+{
+    if (!p->on)
+        return;
+    progress_draw(p, cli_now());
+    fputc('\n', stderr);
+}

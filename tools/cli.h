@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h: helpers shared by the command-line tools: number parsing, inputs
+ * (plain or zstd, files or stdin), outputs written through a temporary file
+ * and renamed, progress on stderr, and an ordered parallel pipeline that
+ * processes an input in chunks of whole lines on N threads while writing
+ * results in input order.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tok.h"
+
+#define EXIT_USAGE 2
+
+/* cli_parse_u64: parse a decimal in [min, max]; no sign, no junk, no
+ * overflow.  On error prints "<prog>: invalid <what> '<s>': ..." and exits
+ * with EXIT_USAGE. */
+uint64_t cli_parse_u64(const char *s, uint64_t min, uint64_t max,
+                       const char *what);
+
+/* cli_default_threads: the number of online CPUs (at least 1). */
+unsigned cli_default_threads(void);
+
+/* cli_print_version: "<tool> (<project>) X.Y.Z" on stdout. */
+void cli_print_version(const char *tool);
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+
+struct cli_input;
+
+/* cli_input_open: open path ("-" is stdin).  zstd-compressed data is
+ * recognised by its magic number and decompressed on the fly.  Returns NULL
+ * after printing a warning. */
+struct cli_input *cli_input_open(const char *path);
+
+/* cli_input_read: read up to n bytes.  Returns the count, 0 at the end, or
+ * -1 after printing a warning naming the input. */
+long cli_input_read(struct cli_input *in, char *buf, size_t n);
+
+/* cli_input_name: the name used in messages ("<stdin>" for "-"). */
+const char *cli_input_name(const struct cli_input *in);
+
+/* cli_input_close: NULL is a no-op. */
+void cli_input_close(struct cli_input *in);
+
+/* ------------------------------------------------------------------------ */
+/* Outputs                                                                   */
+
+/* An output file written as "<path>.tmp.<pid>" and renamed on commit, so an
+ * interrupted run never leaves a file that looks complete.  "-" or NULL is
+ * stdout, which is written directly. */
+struct cli_output {
+    FILE *fp;
+    char *path;     /* final name, NULL for stdout */
+    char *tmp_path; /* temporary name, NULL for stdout */
+};
+
+/* cli_output_open: exits with status 1 (after a message) on failure. */
+void cli_output_open(struct cli_output *o, const char *path);
+
+/* cli_output_commit: flush, check, close and rename; returns 0, or -1 after
+ * a warning (the temporary file is removed). */
+int cli_output_commit(struct cli_output *o);
+
+/* cli_output_abort: close and remove the temporary file. */
+void cli_output_abort(struct cli_output *o);
+
+/* ------------------------------------------------------------------------ */
+/* Progress                                                                  */
+
+struct cli_progress {
+    bool on;
+    double t_start, t_last;
+    uint64_t bytes;
+};
+
+void cli_progress_init(struct cli_progress *p, bool on);
+/* cli_progress_add: count bytes and redraw at most a few times a second. */
+void cli_progress_add(struct cli_progress *p, uint64_t bytes);
+void cli_progress_done(struct cli_progress *p);
+double cli_now(void);
+
+/* ------------------------------------------------------------------------ */
+/* The ordered parallel pipeline                                             */
+
+/* What a worker reports about one chunk. */
+struct cli_chunk_result {
+    struct tok_buf out; /* bytes to write, in order */
+    int status;         /* 0, or 1 for a fatal error in the chunk */
+    uint64_t err_line;  /* 1-based line of the error, in the input */
+    char err_msg[320];
+    uint64_t n_skipped; /* records skipped (when the tool allows it) */
+    uint64_t n_records; /* records processed */
+};
+
+/* Process lines[0..len) (whole lines, each ending in '\n' except perhaps
+ * the input's last) whose first line is line number first_line (1-based).
+ * `worker` is 0..n_threads-1, for per-thread state. */
+typedef void (*cli_chunk_fn)(void *ctx, unsigned worker, const char *lines,
+                             size_t len, uint64_t first_line,
+                             struct cli_chunk_result *res);
+
+struct cli_pipeline_stats {
+    uint64_t n_records, n_skipped, bytes_in;
+};
+
+/* cli_pipeline_run: read `in` in chunks of about chunk_size bytes of whole
+ * lines, run fn on n_threads threads, and write each chunk's output to out
+ * in input order.  Stops at the first chunk with status != 0 after writing
+ * the output before it, and prints "<prog>: <name>:<line>: <msg>".
+ * Returns 0, or 1 on error (input, output or a chunk's). */
+int cli_pipeline_run(struct cli_input *in, FILE *out, unsigned n_threads,
+                     size_t chunk_size, cli_chunk_fn fn, void *ctx,
+                     struct cli_progress *progress,
+                     struct cli_pipeline_stats *stats);
+
+#endif /* CLI_H */

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tokenize: text lines or JSONL documents to BERT/ERNIE WordPiece ids (or
+ * tokens), one output line per input record, and ids back to text with -d.
+ * A thin layer over libtok and the shared pipeline of cli.c; see
+ * tokenize(1).
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tok.h"
+#include "banned.h"
+
+#define CHUNK_SIZE (1u << 20)
+
+enum out_format { OUT_IDS, OUT_TOKENS };
+
+struct worker {
+    struct tok_encoding enc;
+    struct tok_buf text;
+    struct json_tokener *jt;
+    tok_id *ids;
+    size_t cap_ids;
+};
+
+struct ctx {
+    const struct tok_tokenizer *tok;
+    const struct tok_vocab *vocab;
+    bool jsonl, decode, skip_bad;
+    const char *json_key;
+    enum tok_utf8_policy policy;
+    enum out_format format;
+    struct worker *workers;
+};
+
+static void
+usage(void)
+{
+    fprintf(stderr,
+            "usage: tokenize [-dhJLlPqstV] [-F flavor] [-j threads] "
+            "[-k key] [-m chars]\n"
+            "                [-o output] [-u policy] -v vocab [file ...]\n");
+    exit(EXIT_USAGE);
+}
+
+static void
+help(void)
+{
+    printf(
+        "usage: tokenize [-dhJLlPqstV] [-F flavor] [-j threads] [-k key] "
+        "[-m chars]\n"
+        "                [-o output] [-u policy] -v vocab [file ...]\n"
+        "\n"
+        "Tokenize text lines (or JSONL documents) into BERT/ERNIE WordPiece "
+        "ids,\none output line per input record.  Files may be "
+        "zstd-compressed; no file\nor '-' reads stdin.\n"
+        "\n"
+        "  -v, --vocab FILE       vocab.txt (one token a line, or "
+        "token<TAB>id)\n"
+        "  -F, --flavor NAME      ernie (PaddleNLP, default) or bert "
+        "(Google/HF)\n"
+        "  -l, --lower            lowercase and strip accents (default)\n"
+        "  -L, --no-lower         keep case and accents\n"
+        "  -m, --max-word-chars N longer words become [UNK] (default 100)\n"
+        "  -J, --jsonl            input is JSONL; tokenize one string field\n"
+        "  -k, --json-key KEY     the field to read (default 'text'; "
+        "implies -J)\n"
+        "  -t, --tokens           print tokens instead of ids\n"
+        "  -d, --decode           read ids, print text\n"
+        "  -u, --invalid POLICY   invalid UTF-8: strict (error, default), "
+        "replace, skip\n"
+        "  -s, --skip-bad         skip bad records (and count them) instead "
+        "of failing\n"
+        "  -j, --threads N        worker threads (default: online CPUs)\n"
+        "  -o, --output FILE      write to FILE (via a temporary file) "
+        "instead of stdout\n"
+        "  -P, --progress         show progress on stderr even if it is not "
+        "a terminal\n"
+        "  -q, --quiet            no progress, no summary\n"
+        "  -h, --help             show this help and exit\n"
+        "  -V, --version          show the version and exit\n"
+        "\n"
+        "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
+        "error.\n");
+    exit(0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int
+append_u32(struct tok_buf *b, uint32_t v)
+{
+    char tmp[12];
+    int n = 0;
+
+    do {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return tok_buf_append(b, tmp + sizeof(tmp) - n, (size_t)n);
+}
+
+static int
+format_ids(const struct ctx *c, const struct tok_encoding *e,
+           struct tok_buf *out)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        if (i && tok_buf_append(out, " ", 1) < 0)
+            return -1;
+        if (c->format == OUT_IDS) {
+            if (append_u32(out, (uint32_t)e->ids[i]) < 0)
+                return -1;
+        } else {
+            size_t len;
+            const char *t = tok_vocab_token(c->vocab, e->ids[i], &len);
+
+            if (tok_buf_append(out, t, len) < 0)
+                return -1;
+        }
+    }
+    return tok_buf_append(out, "\n", 1);
+}
+
+static void set_error(struct cli_chunk_result *r, uint64_t line,
+                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool bad_record(const struct ctx *c, struct cli_chunk_result *r,
+                       uint64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
+           va_list ap) __attribute__((format(printf, 3, 0)));
+
+static void
+vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
+           va_list ap)
+{
+    r->status = 1;
+    r->err_line = line;
+    vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
+}
+
+static void
+set_error(struct cli_chunk_result *r, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset_error(r, line, fmt, ap);
+    va_end(ap);
+}
+
+/* A record failed: count it when skipping is allowed, else stop the run.
+ * Returns true if processing goes on. */
+static bool
+bad_record(const struct ctx *c, struct cli_chunk_result *r, uint64_t line,
+           const char *fmt, ...)
+{
+    va_list ap;
+
+    if (c->skip_bad) {
+        r->n_skipped++;
+        return true;
+    }
+    va_start(ap, fmt);
+    vset_error(r, line, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Get the text of one record into w->text (sanitized), or report it. */
+static bool
+record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
+            uint64_t line, struct cli_chunk_result *r, bool *skip)
+{
+    struct tok_err e;
+    int64_t rc;
+
+    *skip = false;
+    tok_buf_clear(&w->text);
+    rc = tok_utf8_sanitize(s, len, c->policy, &w->text, NULL, &e);
+    if (rc == TOK_EUTF8) {
+        *skip = true;
+        return bad_record(c, r, line, "%s", e.msg);
+    }
+    if (rc < 0) {
+        set_error(r, line, "%s", tok_strerror((int)rc));
+        return false;
+    }
+    if (!c->jsonl)
+        return true;
+
+    /* JSONL: parse the (now valid UTF-8) line and take one string field. */
+    {
+        struct json_object *obj, *field;
+        enum json_tokener_error je;
+        const char *p = w->text.data, *end = w->text.data + w->text.len;
+        bool ok;
+
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        if (p == end) {
+            *skip = true; /* blank lines carry no record */
+            return true;
+        }
+        json_tokener_reset(w->jt);
+        obj = json_tokener_parse_ex(w->jt, p, (int)(end - p));
+        je = json_tokener_get_error(w->jt);
+        if (obj == NULL || je != json_tokener_success) {
+            json_object_put(obj);
+            *skip = true;
+            return bad_record(c, r, line, "invalid JSON: %s",
+                              je == json_tokener_continue
+                                  ? "unexpected end of line"
+                                  : json_tokener_error_desc(je));
+        }
+        for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
+            if (*p != ' ' && *p != '\t' && *p != '\r')
+                break;
+        ok = p == end;
+        if (!ok) {
+            json_object_put(obj);
+            *skip = true;
+            return bad_record(c, r, line, "%s",
+                              "invalid JSON: text after the value");
+        }
+        if (!json_object_is_type(obj, json_type_object) ||
+            !json_object_object_get_ex(obj, c->json_key, &field) ||
+            !json_object_is_type(field, json_type_string)) {
+            json_object_put(obj);
+            *skip = true;
+            return bad_record(c, r, line, "no string field '%s'",
+                              c->json_key);
+        }
+        tok_buf_clear(&w->text);
+        if (tok_buf_append(&w->text, json_object_get_string(field),
+                           (size_t)json_object_get_string_len(field)) < 0) {
+            json_object_put(obj);
+            set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+            return false;
+        }
+        json_object_put(obj);
+        /* json-c turns lone surrogate escapes into bytes that are not
+         * UTF-8; the Python references drop them (category Cs). */
+        if (tok_utf8_check(w->text.data, w->text.len) != w->text.len) {
+            struct tok_buf clean;
+            tok_buf_init(&clean);
+            if (tok_utf8_sanitize(w->text.data, w->text.len, TOK_UTF8_SKIP,
+                                  &clean, NULL, NULL) < 0) {
+                tok_buf_release(&clean);
+                set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                return false;
+            }
+            tok_buf_release(&w->text);
+            w->text = clean;
+        }
+    }
+    return true;
+}
+
+static bool
+decode_line(const struct ctx *c, struct worker *w, const char *s, size_t len,
+            uint64_t line, struct cli_chunk_result *r)
+{
+    size_t n = 0;
+    struct tok_err e;
+    int64_t before = (int64_t)r->out.len;
+
+    for (size_t i = 0; i < len;) {
+        uint64_t v = 0;
+        size_t j = i;
+
+        if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+            i++;
+            continue;
+        }
+        while (j < len && s[j] >= '0' && s[j] <= '9' && v <= INT32_MAX)
+            v = v * 10 + (uint64_t)(s[j++] - '0');
+        if (j == i || v > INT32_MAX ||
+            (j < len && s[j] != ' ' && s[j] != '\t' && s[j] != '\r')) {
+            return bad_record(c, r, line, "not an id at column %zu", i + 1);
+        }
+        if (n == w->cap_ids) {
+            size_t cap = w->cap_ids ? 2 * w->cap_ids : 256;
+            tok_id *ids = realloc(w->ids, cap * sizeof(*ids));
+            if (ids == NULL) {
+                set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                return false;
+            }
+            w->ids = ids;
+            w->cap_ids = cap;
+        }
+        w->ids[n++] = (tok_id)v;
+        i = j;
+    }
+    if (tok_decode(c->tok, w->ids, n, &r->out, &e) < 0) {
+        r->out.len = (size_t)before;
+        return bad_record(c, r, line, "%s", e.msg);
+    }
+    if (tok_buf_append(&r->out, "\n", 1) < 0) {
+        set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+        return false;
+    }
+    return true;
+}
+
+static void
+process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
+              uint64_t first_line, struct cli_chunk_result *r)
+{
+    const struct ctx *c = arg;
+    struct worker *w = &c->workers[worker];
+    const char *p = lines, *end = lines + len;
+    uint64_t line = first_line;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        bool skip;
+        struct tok_err e;
+
+        r->n_records++;
+        if (c->decode) {
+            if (!decode_line(c, w, p, n, line, r))
+                return;
+        } else {
+            if (!record_text(c, w, p, n, line, r, &skip))
+                return;
+            if (!skip) {
+                tok_encoding_clear(&w->enc);
+                if (tok_encode(c->tok, w->text.data ? w->text.data : "",
+                               w->text.len, &w->enc, &e) < 0) {
+                    set_error(r, line, "%s", e.msg);
+                    return;
+                }
+                if (format_ids(c, &w->enc, &r->out) < 0) {
+                    set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                    return;
+                }
+            }
+        }
+        line++;
+        p = nl ? nl + 1 : end;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "decode", no_argument, NULL, 'd' },
+        { "flavor", required_argument, NULL, 'F' },
+        { "help", no_argument, NULL, 'h' },
+        { "jsonl", no_argument, NULL, 'J' },
+        { "threads", required_argument, NULL, 'j' },
+        { "json-key", required_argument, NULL, 'k' },
+        { "no-lower", no_argument, NULL, 'L' },
+        { "lower", no_argument, NULL, 'l' },
+        { "max-word-chars", required_argument, NULL, 'm' },
+        { "output", required_argument, NULL, 'o' },
+        { "progress", no_argument, NULL, 'P' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "skip-bad", no_argument, NULL, 's' },
+        { "tokens", no_argument, NULL, 't' },
+        { "invalid", required_argument, NULL, 'u' },
+        { "version", no_argument, NULL, 'V' },
+        { "vocab", required_argument, NULL, 'v' },
+        { NULL, 0, NULL, 0 }
+    };
+    struct ctx c;
+    struct tok_opts opts;
+    struct tok_vocab *vocab = NULL;
+    struct tok_tokenizer *tok = NULL;
+    struct tok_err e;
+    struct cli_output out;
+    struct cli_progress prog;
+    struct cli_pipeline_stats stats = { 0, 0, 0 };
+    const char *vocab_path = NULL, *out_path = NULL;
+    unsigned n_threads = cli_default_threads();
+    bool quiet = false, progress = false;
+    int ch, rval = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.json_key = "text";
+    c.policy = TOK_UTF8_STRICT;
+    c.format = OUT_IDS;
+    tok_opts_init(&opts, TOK_FLAVOR_ERNIE);
+
+    while ((ch = getopt_long(argc, argv, "dF:hJj:k:Llm:o:Pqstu:Vv:", longopts,
+                             NULL)) != -1) {
+        switch (ch) {
+        case 'd':
+            c.decode = true;
+            break;
+        case 'F':
+            if (strcmp(optarg, "ernie") == 0)
+                opts.flavor = TOK_FLAVOR_ERNIE;
+            else if (strcmp(optarg, "bert") == 0)
+                opts.flavor = TOK_FLAVOR_BERT;
+            else {
+                warnx("invalid flavor '%s': use ernie or bert", optarg);
+                usage();
+            }
+            break;
+        case 'h':
+            help();
+            break;
+        case 'J':
+            c.jsonl = true;
+            break;
+        case 'j':
+            n_threads = (unsigned)cli_parse_u64(optarg, 1, 1024, "threads");
+            break;
+        case 'k':
+            c.json_key = optarg;
+            c.jsonl = true;
+            break;
+        case 'L':
+            opts.lowercase = 0;
+            break;
+        case 'l':
+            opts.lowercase = 1;
+            break;
+        case 'm':
+            opts.max_chars_per_word =
+                (size_t)cli_parse_u64(optarg, 1, 1000000, "max-word-chars");
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'P':
+            progress = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 's':
+            c.skip_bad = true;
+            break;
+        case 't':
+            c.format = OUT_TOKENS;
+            break;
+        case 'u':
+            if (strcmp(optarg, "strict") == 0)
+                c.policy = TOK_UTF8_STRICT;
+            else if (strcmp(optarg, "replace") == 0)
+                c.policy = TOK_UTF8_REPLACE;
+            else if (strcmp(optarg, "skip") == 0)
+                c.policy = TOK_UTF8_SKIP;
+            else {
+                warnx("invalid policy '%s': use strict, replace or skip",
+                      optarg);
+                usage();
+            }
+            break;
+        case 'V':
+            cli_print_version("tokenize");
+            return 0;
+        case 'v':
+            vocab_path = optarg;
+            break;
+        default:
+            usage();
+        }
+    }
+    argc -= optind;
+    argv += optind;
+    if (vocab_path == NULL) {
+        warnx("no vocab: give one with -v FILE");
+        usage();
+    }
+    if (c.decode && (c.jsonl || c.format == OUT_TOKENS)) {
+        warnx("-d reads ids; it cannot be combined with -J, -k or -t");
+        usage();
+    }
+
+    if (tok_vocab_load(&vocab, vocab_path, &e) < 0)
+        errx(1, "%s", e.msg);
+    if (c.decode && tok_vocab_extend_chinese(vocab, &e) < 0)
+        errx(1, "%s", e.msg);
+    if (tok_tokenizer_new(&tok, vocab, &opts, &e) < 0)
+        errx(1, "%s", e.msg);
+    c.tok = tok;
+    c.vocab = vocab;
+    c.workers = calloc(n_threads, sizeof(*c.workers));
+    if (c.workers == NULL)
+        err(1, NULL);
+    for (unsigned i = 0; i < n_threads; i++) {
+        tok_encoding_init(&c.workers[i].enc);
+        tok_buf_init(&c.workers[i].text);
+        c.workers[i].jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        if (c.workers[i].jt == NULL)
+            err(1, NULL);
+    }
+
+    cli_output_open(&out, out_path);
+    cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    {
+        static char *const stdin_only[] = { "-", NULL };
+        char *const *files = argc > 0 ? argv : stdin_only;
+
+        for (; *files; files++) {
+            struct cli_input *in = cli_input_open(*files);
+            uint64_t skipped_before = stats.n_skipped;
+
+            if (in == NULL) {
+                rval = 1;
+                continue;
+            }
+            if (cli_pipeline_run(in, out.fp, n_threads, CHUNK_SIZE,
+                                 process_chunk, &c, &prog, &stats) != 0)
+                rval = 1;
+            if (stats.n_skipped > skipped_before && !quiet)
+                warnx("%s: skipped %llu bad record%s", cli_input_name(in),
+                      (unsigned long long)(stats.n_skipped - skipped_before),
+                      stats.n_skipped - skipped_before == 1 ? "" : "s");
+            cli_input_close(in);
+        }
+    }
+    cli_progress_done(&prog);
+    if (rval == 0) {
+        if (cli_output_commit(&out) != 0)
+            rval = 1;
+    } else {
+        cli_output_abort(&out);
+        if (out_path == NULL && fflush(stdout) != 0)
+            warn("stdout");
+    }
+    for (unsigned i = 0; i < n_threads; i++) {
+        tok_encoding_release(&c.workers[i].enc);
+        tok_buf_release(&c.workers[i].text);
+        json_tokener_free(c.workers[i].jt);
+        free(c.workers[i].ids);
+    }
+    free(c.workers);
+    tok_tokenizer_free(tok);
+    tok_vocab_free(vocab);
+    if (fclose(stdout) != 0 && rval == 0) {
+        warn("stdout");
+        rval = 1;
+    }
+    return rval;
+}
