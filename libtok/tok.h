@@ -18,9 +18,9 @@
 extern "C" {
 #endif
 
-#define TOK_VERSION_MAJOR 0
-#define TOK_VERSION_MINOR 1
-#define TOK_VERSION_PATCH 0
+#define TOK_VERSION_MAJOR  0
+#define TOK_VERSION_MINOR  1
+#define TOK_VERSION_PATCH  0
 #define TOK_VERSION_STRING "0.1.0"
 
 /* tok_version: the run-time library version as "X.Y.Z" (static string). */
@@ -98,9 +98,9 @@ int tok_buf_append(struct tok_buf *b, const void *p, size_t n);
  * with the offset of the first bad byte in err->msg and *bad_off (may be
  * NULL).  Returns the number of invalid sequences replaced or skipped (>= 0)
  * or a negative status.  Thread-safe. */
-int64_t tok_utf8_sanitize(const char *s, size_t len, enum tok_utf8_policy policy,
-                          struct tok_buf *out, size_t *bad_off,
-                          struct tok_err *err);
+int64_t tok_utf8_sanitize(const char *s, size_t len,
+                          enum tok_utf8_policy policy, struct tok_buf *out,
+                          size_t *bad_off, struct tok_err *err);
 
 /* ------------------------------------------------------------------------ */
 /* Vocabulary                                                                */
@@ -154,8 +154,7 @@ tok_id tok_vocab_find(const struct tok_vocab *v, const char *t, size_t len);
 /* tok_vocab_token: the token of `id`, its length in *len (may be NULL).
  * Returns NULL if no token has that id.  The string is owned by the vocab,
  * NUL-terminated, and valid until tok_vocab_free(). */
-const char *tok_vocab_token(const struct tok_vocab *v, tok_id id,
-                            size_t *len);
+const char *tok_vocab_token(const struct tok_vocab *v, tok_id id, size_t *len);
 
 /* tok_vocab_special: the id of a special token, or -1 if the vocab lacks it
  * (TOK_SPECIAL_UNK is always present). */
@@ -188,9 +187,9 @@ enum tok_flavor {
 
 struct tok_opts {
     enum tok_flavor flavor;
-    int lowercase;              /* lowercase and strip accents (default 1) */
-    size_t max_chars_per_word;  /* longer words become [UNK] (default 100) */
-    int split_special;          /* match "[CLS]" etc. in the text (def. 1) */
+    int lowercase;             /* lowercase and strip accents (default 1) */
+    size_t max_chars_per_word; /* longer words become [UNK] (default 100) */
+    int split_special;         /* match "[CLS]" etc. in the text (def. 1) */
 };
 
 /* tok_opts_init: the defaults for a flavor. */
@@ -216,10 +215,10 @@ struct tok_encoding {
     tok_id *ids;
     size_t *starts;
     size_t *ends;
-    size_t n;            /* number of tokens */
-    size_t cap;          /* capacity of ids/starts/ends */
-    int want_offsets;    /* set by the caller; default 0 */
-    void *scratch;       /* private: per-call working memory */
+    size_t n;         /* number of tokens */
+    size_t cap;       /* capacity of ids/starts/ends */
+    int want_offsets; /* set by the caller; default 0 */
+    void *scratch;    /* private: per-call working memory */
 };
 void tok_encoding_init(struct tok_encoding *e);
 void tok_encoding_release(struct tok_encoding *e);

@@ -25,8 +25,7 @@ tok_decode(const struct tok_tokenizer *t, const tok_id *ids, size_t n,
             rc = tok_buf_append(out, " ", 1);
         }
         if (rc < 0 || tok_buf_append(out, tok, len) < 0)
-            return tok_err_set(err, TOK_ENOMEM, "%s",
-                               tok_strerror(TOK_ENOMEM));
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
     if (out->data == NULL && tok_buf_append(out, "", 0) < 0)
         return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));

@@ -27,13 +27,13 @@ struct ncp {
 struct scratch {
     struct ncp *piece; /* the current piece (at most max_chars + 1) */
     size_t n_piece, cap_piece;
-    size_t n_total;     /* code points in the piece, counting overflow */
-    size_t piece_end;   /* end of the last input character of the piece */
-    struct ncp *pend;   /* a run of non-starters awaiting canonical order */
+    size_t n_total;   /* code points in the piece, counting overflow */
+    size_t piece_end; /* end of the last input character of the piece */
+    struct ncp *pend; /* a run of non-starters awaiting canonical order */
     size_t n_pend, cap_pend;
-    char *bytes;        /* the piece as UTF-8, for vocab lookups */
+    char *bytes; /* the piece as UTF-8, for vocab lookups */
     size_t cap_bytes;
-    size_t *boff;       /* byte offset of each code point in bytes */
+    size_t *boff; /* byte offset of each code point in bytes */
     size_t cap_boff;
 };
 
@@ -192,8 +192,7 @@ end_piece(struct state *st)
 
 /* A normalized code point, in canonical order, enters the word. */
 static void
-push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start,
-          size_t end)
+push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start, size_t end)
 {
     const struct tok_tokenizer *t = st->t;
     struct scratch *s = st->s;
@@ -331,8 +330,7 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
     if (e->scratch == NULL) {
         e->scratch = calloc(1, sizeof(struct scratch));
         if (e->scratch == NULL)
-            return tok_err_set(err, TOK_ENOMEM, "%s",
-                               tok_strerror(TOK_ENOMEM));
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
     st.t = t;
     st.e = e;
@@ -403,9 +401,9 @@ int
 tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
                   const struct tok_opts *opts, struct tok_err *err)
 {
-    static const char *const names[TOK_SPECIAL_COUNT] = {
-        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
-    };
+    static const char *const names[TOK_SPECIAL_COUNT] = { "[PAD]", "[UNK]",
+                                                          "[CLS]", "[SEP]",
+                                                          "[MASK]" };
     struct tok_tokenizer *t;
 
     *out = NULL;
@@ -425,11 +423,18 @@ tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
     if (opts->flavor == TOK_FLAVOR_ERNIE)
         t->split_mask |= TOK_CC_SYMBOL;
     t->unk = tok_vocab_special(vocab, TOK_SPECIAL_UNK);
-    for (uint32_t cp = 0; cp < TOK_DIRECT_MAX; cp++) {
-        char buf[4];
-        size_t n = tok_utf8_encode(cp, buf);
+    /* One-character tokens, straight from the vocab's entries.  Entry ids
+     * are the tokens' final ids (a repeated token keeps its last). */
+    memset(t->direct_whole, 0xFF, TOK_DIRECT_MAX * sizeof(*t->direct_whole));
+    for (size_t i = 0; i < vocab->n_entries; i++) {
+        const struct tok_entry *en = &vocab->entries[i];
+        uint32_t cp;
 
-        t->direct_whole[cp] = n ? tok_vocab_find(vocab, buf, n) : -1;
+        if (en->len <= 4 &&
+            tok_utf8_decode(vocab->arena + en->off, en->len, &cp) ==
+                en->len &&
+            cp < TOK_DIRECT_MAX)
+            t->direct_whole[cp] = en->id;
     }
     /* PaddleNLP splits the text on its five special tokens whether or not
      * the vocab has them; HF adds only those the vocab has. */

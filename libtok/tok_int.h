@@ -28,7 +28,8 @@ int tok_err_set(struct tok_err *err, int code, const char *fmt, ...)
 
 /* Bits of the per-code-point class table.  Categories come from utf8proc. */
 enum {
-    TOK_CC_DROP = 1 << 0,   /* removed by clean_text: NUL, U+FFFD, C* but \t\n\r */
+    TOK_CC_DROP =
+        1 << 0, /* removed by clean_text: NUL, U+FFFD, C* but \t\n\r */
     TOK_CC_SPACE = 1 << 1,  /* separates words: \t \n \r, Zs, Zl, Zp */
     TOK_CC_CJK = 1 << 2,    /* BERT's "Chinese character" ranges */
     TOK_CC_PUNCT = 1 << 3,  /* ASCII non-alnum printables, or P* */
@@ -61,7 +62,7 @@ struct tok_map {
 };
 
 struct tok_entry {
-    size_t off;  /* token bytes at arena + off, NUL-terminated */
+    size_t off; /* token bytes at arena + off, NUL-terminated */
     uint32_t len;
     tok_id id;
 };
@@ -71,13 +72,13 @@ struct tok_vocab {
     size_t arena_len, arena_cap;
     struct tok_entry *entries; /* one per distinct token, extension too */
     size_t n_entries, cap_entries;
-    int32_t *by_id;            /* id -> entry index, or -1 */
-    size_t n_ids;              /* one past the largest id */
-    size_t n_base;             /* V: distinct tokens before the extension */
-    struct tok_map whole;      /* every token, exact bytes */
-    struct tok_map cont;       /* tokens "##x", keyed by x */
-    size_t max_whole_len;      /* longest token in bytes */
-    size_t max_cont_len;       /* longest x of a "##x" token */
+    int32_t *by_id;       /* id -> entry index, or -1 */
+    size_t n_ids;         /* one past the largest id */
+    size_t n_base;        /* V: distinct tokens before the extension */
+    struct tok_map whole; /* every token, exact bytes */
+    struct tok_map cont;  /* tokens "##x", keyed by x */
+    size_t max_whole_len; /* longest token in bytes */
+    size_t max_cont_len;  /* longest x of a "##x" token */
     tok_id special[TOK_SPECIAL_COUNT];
     bool extended;
 };
@@ -95,10 +96,10 @@ int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
 struct tok_tokenizer {
     const struct tok_vocab *vocab;
     struct tok_opts opts;
-    const uint8_t *cc;      /* class table */
-    uint8_t split_mask;     /* TOK_CC_PUNCT, plus TOK_CC_SYMBOL for ERNIE */
+    const uint8_t *cc;  /* class table */
+    uint8_t split_mask; /* TOK_CC_PUNCT, plus TOK_CC_SYMBOL for ERNIE */
     tok_id unk;
-    tok_id *direct_whole;   /* cp -> id of the one-character token, or -1 */
+    tok_id *direct_whole; /* cp -> id of the one-character token, or -1 */
     const char *special_str[TOK_SPECIAL_COUNT];
     size_t special_len[TOK_SPECIAL_COUNT];
 };

@@ -27,8 +27,8 @@ is_bert_cjk(uint32_t cp)
            (cp >= 0x20000 && cp <= 0x2A6DF) ||
            (cp >= 0x2A700 && cp <= 0x2B73F) ||
            (cp >= 0x2B740 && cp <= 0x2B81F) ||
-           (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+           (cp >= 0x2B820 && cp <= 0x2CEAF) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+           (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
 /* PaddleNLP's _is_symbol extras, besides category S*. */
@@ -74,8 +74,8 @@ tok_normalize_cp(uint32_t cp, uint32_t *out, uint8_t *ccc)
     }
     for (size_t i = 0; i < n_low; i++) {
         int last = 0;
-        utf8proc_ssize_t k = utf8proc_decompose_char(
-            low[i], dec, TOK_NORM_MAX, UTF8PROC_DECOMPOSE, &last);
+        utf8proc_ssize_t k = utf8proc_decompose_char(low[i], dec, TOK_NORM_MAX,
+                                                     UTF8PROC_DECOMPOSE, &last);
 
         if (k < 0 || (size_t)k > TOK_NORM_MAX - n) {
             /* Cannot happen with Unicode's tables; keep the character. */

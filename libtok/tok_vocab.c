@@ -12,9 +12,9 @@
 
 #include "tok_int.h"
 
-static const char *const special_names[TOK_SPECIAL_COUNT] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
-};
+static const char *const special_names[TOK_SPECIAL_COUNT] = { "[PAD]", "[UNK]",
+                                                              "[CLS]", "[SEP]",
+                                                              "[MASK]" };
 
 static uint64_t
 hash_bytes(const char *s, size_t len)
@@ -71,8 +71,7 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
         const struct tok_entry *en = &v->entries[e];
         size_t skip = cont ? 2 : 0, i;
 
-        if (cont && !(en->len >= 2 &&
-                      memcmp(v->arena + en->off, "##", 2) == 0))
+        if (cont && !(en->len >= 2 && memcmp(v->arena + en->off, "##", 2) == 0))
             continue;
         i = (size_t)hash_bytes(v->arena + en->off + skip, en->len - skip) &
             m->mask;
@@ -256,11 +255,13 @@ tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
                 goto fail;
             }
             if (!parse_id(tab + 1, (size_t)(p + tlen - tab - 1), &id)) {
-                rc = tok_err_set(err, TOK_EFORMAT,
-                                 "vocab '%s' line %zu: id '%.*s' is not a "
-                                 "number",
-                                 name, line, (int)(p + tlen - tab - 1 > 32 ? 32 : p + tlen - tab - 1),
-                                 tab + 1);
+                rc = tok_err_set(
+                    err, TOK_EFORMAT,
+                    "vocab '%s' line %zu: id '%.*s' is not a "
+                    "number",
+                    name, line,
+                    (int)(p + tlen - tab - 1 > 32 ? 32 : p + tlen - tab - 1),
+                    tab + 1);
                 goto fail;
             }
             if (id >= n_lines) {
@@ -360,8 +361,9 @@ tok_vocab_load(struct tok_vocab **out, const char *path, struct tok_err *err)
             if (d == NULL) {
                 free(data);
                 fclose(f);
-                return tok_err_set(err, TOK_ENOMEM, "cannot read vocab '%s': %s",
-                                   path, tok_strerror(TOK_ENOMEM));
+                return tok_err_set(err, TOK_ENOMEM,
+                                   "cannot read vocab '%s': %s", path,
+                                   tok_strerror(TOK_ENOMEM));
             }
             data = d;
         }
@@ -463,8 +465,8 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
             if (tok_utf8_decode(v->arena + v->entries[e].off, 3, &cp) != 3 ||
                 cp < 0x4E00 || cp > 0x9FA5)
                 continue;
-            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3,
-                             2) >= 0)
+            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3, 2) >=
+                0)
                 continue;
             if (pass == 0) {
                 n_add++;

@@ -70,3 +70,19 @@ test-conformance: $(TOOLS) $(VENV_STAMP)
 check: deps
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined test
 	@$(MAKE) --no-print-directory man-lint format-check
+
+# libFuzzer targets (clang): build-fuzz/fuzz_<target>.  Run one with e.g.
+#   build-fuzz/fuzz_encode -max_total_time=60 testdata/fuzz/encode
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS)
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
+		libtok/tok_int.h
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
+		$(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(REQ_LIBS)

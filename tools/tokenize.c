@@ -128,14 +128,15 @@ format_ids(const struct ctx *c, const struct tok_encoding *e,
 }
 
 static void set_error(struct cli_chunk_result *r, uint64_t line,
-                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+                      const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static bool bad_record(const struct ctx *c, struct cli_chunk_result *r,
                        uint64_t line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void
-vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
-           va_list ap) __attribute__((format(printf, 3, 0)));
+static void vset_error(struct cli_chunk_result *r, uint64_t line,
+                       const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 static void
 vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
@@ -235,8 +236,7 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
             !json_object_is_type(field, json_type_string)) {
             json_object_put(obj);
             *skip = true;
-            return bad_record(c, r, line, "no string field '%s'",
-                              c->json_key);
+            return bad_record(c, r, line, "no string field '%s'", c->json_key);
         }
         tok_buf_clear(&w->text);
         if (tok_buf_append(&w->text, json_object_get_string(field),

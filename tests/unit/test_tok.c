@@ -116,20 +116,19 @@ test_utf8_sanitize_maximal_subparts(void)
     size_t off = 99;
 
     tok_buf_init(&b);
-    CHECK_EQ_INT(tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_REPLACE, &b,
-                                   NULL, &e),
-                 6);
+    CHECK_EQ_INT(
+        tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_REPLACE, &b, NULL, &e),
+        6);
     CHECK_EQ_INT(b.len, sizeof(want) - 1);
     CHECK_EQ_MEM(b.data, want, sizeof(want) - 1);
     tok_buf_clear(&b);
-    CHECK_EQ_INT(tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_SKIP, &b, NULL,
-                                   &e),
-                 6);
+    CHECK_EQ_INT(
+        tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_SKIP, &b, NULL, &e), 6);
     CHECK_EQ_STR(b.data, "abcd");
     tok_buf_clear(&b);
-    CHECK_EQ_INT(tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_STRICT, &b,
-                                   &off, &e),
-                 TOK_EUTF8);
+    CHECK_EQ_INT(
+        tok_utf8_sanitize(in, sizeof(in) - 1, TOK_UTF8_STRICT, &b, &off, &e),
+        TOK_EUTF8);
     CHECK_EQ_INT(off, 1);
     CHECK_EQ_INT(e.code, TOK_EUTF8);
     CHECK(strstr(e.msg, "offset 1") != NULL);
@@ -268,8 +267,7 @@ test_vocab_real_files(void)
 
     if (data == NULL || *data == '\0')
         data = "../shared/data";
-    snprintf(path, sizeof(path), "%s/vocab/bert-base-chinese.vocab.txt",
-             data);
+    snprintf(path, sizeof(path), "%s/vocab/bert-base-chinese.vocab.txt", data);
     if (tok_vocab_load(&v, path, &e) < 0)
         SKIP("shared data not found (set DATA=)");
     CHECK_EQ_INT(tok_vocab_size(v), 21128);

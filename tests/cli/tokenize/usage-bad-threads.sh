@@ -1,0 +1,1 @@
+"$TOOLS/tokenize" -j 0 -v "$BERT_VOCAB" </dev/null

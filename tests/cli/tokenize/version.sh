@@ -1,0 +1,1 @@
+"$TOOLS/tokenize" --version
