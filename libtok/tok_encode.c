@@ -35,6 +35,8 @@ struct scratch {
     size_t cap_bytes;
     size_t *boff; /* byte offset of each code point in bytes */
     size_t cap_boff;
+    uint64_t *hash; /* FNV state after each candidate end */
+    size_t cap_hash;
 };
 
 struct state {
@@ -145,7 +147,8 @@ wordpiece(struct state *st)
         return;
     }
     if (grow((void **)&s->bytes, &s->cap_bytes, 4 * n + 1, 1) < 0 ||
-        grow((void **)&s->boff, &s->cap_boff, n + 1, sizeof(size_t)) < 0) {
+        grow((void **)&s->boff, &s->cap_boff, n + 1, sizeof(size_t)) < 0 ||
+        grow((void **)&s->hash, &s->cap_hash, n + 1, sizeof(uint64_t)) < 0) {
         st->rc = TOK_ENOMEM;
         return;
     }
@@ -156,16 +159,25 @@ wordpiece(struct state *st)
     s->boff[n] = nb;
     while (start < n) {
         size_t end = n, maxlen = start ? v->max_cont_len : v->max_whole_len;
+        const struct tok_map *m = start ? &v->cont : &v->whole;
+        size_t skip = start ? 2 : 0;
         int32_t found = -1;
+        uint64_t h = TOK_HASH_INIT;
 
         while (end > start && s->boff[end] - s->boff[start] > maxlen)
             end--;
+        /* The hash of every candidate [start, k), in one forward pass. */
+        for (size_t k = start, b = s->boff[start]; k < end; k++) {
+            for (; b < s->boff[k + 1]; b++)
+                h = tok_hash_step(h, (unsigned char)s->bytes[b]);
+            s->hash[k + 1] = h;
+        }
         for (; end > start; end--) {
             const char *key = s->bytes + s->boff[start];
             size_t klen = s->boff[end] - s->boff[start];
 
-            found = start ? tok_map_find(v, &v->cont, key, klen, 2)
-                          : tok_map_find(v, &v->whole, key, klen, 0);
+            found = tok_map_find(v, m, key, klen, skip,
+                                 tok_hash_final(s->hash[end]));
             if (found >= 0)
                 break;
         }
@@ -431,8 +443,7 @@ tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
         uint32_t cp;
 
         if (en->len <= 4 &&
-            tok_utf8_decode(vocab->arena + en->off, en->len, &cp) ==
-                en->len &&
+            tok_utf8_decode(vocab->arena + en->off, en->len, &cp) == en->len &&
             cp < TOK_DIRECT_MAX)
             t->direct_whole[cp] = en->id;
     }
@@ -484,6 +495,7 @@ tok_encoding_release(struct tok_encoding *e)
         free(s->pend);
         free(s->bytes);
         free(s->boff);
+        free(s->hash);
         free(s);
     }
     free(e->ids);

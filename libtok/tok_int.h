@@ -55,11 +55,38 @@ size_t tok_normalize_cp(uint32_t cp, uint32_t *out, uint8_t *ccc);
 /* Vocabulary (tok_vocab.c)                                                  */
 
 /* An open-addressing hash table from byte strings (in the vocab's arena) to
- * ids.  Slots hold an index into the entry array, or -1 when empty. */
+ * ids.  A slot holds an index into the entry array (-1 when empty) and the
+ * high bits of the key's hash, so most misses cost no string compare. */
+struct tok_slot {
+    uint32_t tag;
+    int32_t entry;
+};
+
 struct tok_map {
-    int32_t *slots;
+    struct tok_slot *slots;
     size_t mask; /* number of slots - 1, a power of two minus one */
 };
+
+/* The hash of the tables: FNV-1a over the bytes, then a final mix.  The
+ * FNV state can be carried forward a byte at a time (tok_hash_step), so
+ * WordPiece hashes every prefix of a piece in one pass. */
+#define TOK_HASH_INIT 0xcbf29ce484222325ULL
+
+static inline uint64_t
+tok_hash_step(uint64_t h, unsigned char c)
+{
+    return (h ^ c) * 0x100000001b3ULL;
+}
+
+static inline uint64_t
+tok_hash_final(uint64_t h)
+{
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
+}
+
+uint64_t tok_hash_bytes(const char *s, size_t len);
 
 struct tok_entry {
     size_t off; /* token bytes at arena + off, NUL-terminated */
@@ -83,9 +110,12 @@ struct tok_vocab {
     bool extended;
 };
 
-/* tok_map_find: the entry index of key[0..len) in m, or -1. */
+/* tok_map_find: the entry index of key[0..len) in m, or -1.  Entries of m
+ * are compared from byte key_skip on (2 for the "##" table).  hash is
+ * tok_hash_bytes(key, len). */
 int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
-                     const char *key, size_t len, size_t key_skip);
+                     const char *key, size_t len, size_t key_skip,
+                     uint64_t hash);
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer (tok_encode.c)                                                  */

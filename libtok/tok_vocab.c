@@ -16,36 +16,35 @@ static const char *const special_names[TOK_SPECIAL_COUNT] = { "[PAD]", "[UNK]",
                                                               "[CLS]", "[SEP]",
                                                               "[MASK]" };
 
-static uint64_t
-hash_bytes(const char *s, size_t len)
+uint64_t
+tok_hash_bytes(const char *s, size_t len)
 {
-    /* FNV-1a; tokens are short, and the final mix spreads the low bits. */
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = TOK_HASH_INIT;
 
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ULL;
-    }
-    h ^= h >> 29;
-    return h;
+    for (size_t i = 0; i < len; i++)
+        h = tok_hash_step(h, (unsigned char)s[i]);
+    return tok_hash_final(h);
 }
+
+#define hash_bytes tok_hash_bytes
 
 int32_t
 tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
-             const char *key, size_t len, size_t key_skip)
+             const char *key, size_t len, size_t key_skip, uint64_t hash)
 {
-    size_t i = (size_t)hash_bytes(key, len) & m->mask;
+    size_t i = (size_t)hash & m->mask;
+    uint32_t tag = (uint32_t)(hash >> 32);
 
     for (;;) {
-        int32_t e = m->slots[i];
+        const struct tok_slot *sl = &m->slots[i];
         const struct tok_entry *en;
 
-        if (e < 0)
+        if (sl->entry < 0)
             return -1;
-        en = &v->entries[e];
-        if (en->len == len + key_skip &&
+        en = &v->entries[sl->entry];
+        if (sl->tag == tag && en->len == len + key_skip &&
             memcmp(v->arena + en->off + key_skip, key, len) == 0)
-            return e;
+            return sl->entry;
         i = (i + 1) & m->mask;
     }
 }
@@ -73,11 +72,15 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
 
         if (cont && !(en->len >= 2 && memcmp(v->arena + en->off, "##", 2) == 0))
             continue;
-        i = (size_t)hash_bytes(v->arena + en->off + skip, en->len - skip) &
-            m->mask;
-        while (m->slots[i] >= 0)
-            i = (i + 1) & m->mask;
-        m->slots[i] = (int32_t)e;
+        {
+            uint64_t h = hash_bytes(v->arena + en->off + skip, en->len - skip);
+
+            i = (size_t)h & m->mask;
+            while (m->slots[i].entry >= 0)
+                i = (i + 1) & m->mask;
+            m->slots[i].entry = (int32_t)e;
+            m->slots[i].tag = (uint32_t)(h >> 32);
+        }
         if (cont && en->len - 2 > v->max_cont_len)
             v->max_cont_len = en->len - 2;
         if (!cont && en->len > v->max_whole_len)
@@ -313,8 +316,9 @@ tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
     if (maps_build(v) < 0)
         goto fail_nomem;
     for (int s = 0; s < TOK_SPECIAL_COUNT; s++) {
-        int32_t e = tok_map_find(v, &v->whole, special_names[s],
-                                 strlen(special_names[s]), 0);
+        size_t n = strlen(special_names[s]);
+        int32_t e = tok_map_find(v, &v->whole, special_names[s], n, 0,
+                                 hash_bytes(special_names[s], n));
         v->special[s] = e < 0 ? -1 : v->entries[e].id;
     }
     if (v->special[TOK_SPECIAL_UNK] < 0) {
@@ -413,7 +417,7 @@ tok_vocab_n_ids(const struct tok_vocab *v)
 tok_id
 tok_vocab_find(const struct tok_vocab *v, const char *t, size_t len)
 {
-    int32_t e = tok_map_find(v, &v->whole, t, len, 0);
+    int32_t e = tok_map_find(v, &v->whole, t, len, 0, hash_bytes(t, len));
 
     return e < 0 ? -1 : v->entries[e].id;
 }
@@ -465,8 +469,8 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
             if (tok_utf8_decode(v->arena + v->entries[e].off, 3, &cp) != 3 ||
                 cp < 0x4E00 || cp > 0x9FA5)
                 continue;
-            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3, 2) >=
-                0)
+            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3, 2,
+                             hash_bytes(v->arena + v->entries[e].off, 3)) >= 0)
                 continue;
             if (pass == 0) {
                 n_add++;

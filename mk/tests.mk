@@ -86,3 +86,7 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
 		$(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(REQ_LIBS)
+
+.PHONY: bench
+bench: all $(VENV_STAMP)
+	@bench/tokenize.sh $(BUILD) $(DATA)
