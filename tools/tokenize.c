@@ -417,7 +417,7 @@ main(int argc, char **argv)
             c.jsonl = true;
             break;
         case 'j':
-            n_threads = (unsigned)cli_parse_u64(optarg, 1, 1024, "threads");
+            n_threads = (unsigned)cli_parse_u64(optarg, 1, 256, "threads");
             break;
         case 'k':
             c.json_key = optarg;
