@@ -97,9 +97,9 @@ install: all
 	$(INSTALL) -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 644 $(LIBTOK) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 644 libtok/tok.h $(DESTDIR)$(INCLUDEDIR)
-	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
-	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
-	$(INSTALL) -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	$(if $(MAN1),$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1)
+	$(if $(MAN3),$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3)
+	$(if $(MAN5),$(INSTALL) -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5)
 
 .PHONY: uninstall
 uninstall:

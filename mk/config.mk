@@ -5,13 +5,21 @@
 # optional part never fails the build.
 
 CONFIG_MK := $(BUILD)/config.mk
+yesno = $(if $(filter 1,$(1)),✓,✗)
+
 ifeq ($(wildcard $(CONFIG_MK)),)
 $(shell mkdir -p $(BUILD) && CC="$(CC)" NVCC="$(NVCC)" \
 	scripts/probe-features > $(CONFIG_MK).tmp && mv $(CONFIG_MK).tmp $(CONFIG_MK))
-endif
 include $(CONFIG_MK)
-
-yesno = $(if $(filter 1,$(1)),✓,✗)
+$(info optional parts (probed once; `make config` shows them again):)
+$(info $(call yesno,$(HAVE_OPENMP)) OpenMP)
+$(info $(call yesno,$(HAVE_CUDA)) CUDA)
+$(info $(call yesno,$(HAVE_CUBLAS)) cuBLAS/cuBLASLt)
+$(info $(call yesno,$(HAVE_NCCL)) NCCL)
+$(info $(call yesno,$(HAVE_MPI)) MPI)
+else
+include $(CONFIG_MK)
+endif
 
 .PHONY: config reconfigure
 config:
