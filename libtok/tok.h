@@ -166,7 +166,8 @@ tok_id tok_vocab_special(const struct tok_vocab *v, enum tok_special s);
  * N+1, ... where N = tok_vocab_n_ids(), which is V for any vocab without a
  * repeated token.  (With a repeated token PaddleNLP starts at V and so
  * reuses live ids, e.g. [UNK]'s in ernie-3.0-base-zh whose "$" occurs
- * twice; we do not.)  Calling it twice adds nothing more.  Returns the number of tokens
+ * twice; we do not.)  Calling it twice adds nothing more.  Strings
+ * returned by tok_vocab_token() before the call are invalidated.  Returns the number of tokens
  * added (>= 0) or TOK_ENOMEM.  Not thread-safe: call it before sharing the
  * vocab. */
 int64_t tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err);
@@ -235,7 +236,7 @@ int tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
  * except that a "##" continuation piece is glued to the token before it
  * (the references' convert_tokens_to_string).  Extension ids are decoded as
  * "##<char>".  Returns 0, TOK_ERANGE (err names the position of the unknown
- * id) or TOK_ENOMEM. */
+ * id; out is left as it was) or TOK_ENOMEM. */
 int tok_decode(const struct tok_tokenizer *t, const tok_id *ids, size_t n,
                struct tok_buf *out, struct tok_err *err);
 

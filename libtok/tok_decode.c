@@ -9,15 +9,21 @@ int
 tok_decode(const struct tok_tokenizer *t, const tok_id *ids, size_t n,
            struct tok_buf *out, struct tok_err *err)
 {
+    size_t len0 = out->len;
+
     for (size_t i = 0; i < n; i++) {
         size_t len;
         const char *tok = tok_vocab_token(t->vocab, ids[i], &len);
         int rc = 0;
 
-        if (tok == NULL)
+        if (tok == NULL) {
+            out->len = len0;
+            if (out->data)
+                out->data[len0] = '\0';
             return tok_err_set(err, TOK_ERANGE,
                                "id %ld at position %zu is not in the vocab",
                                (long)ids[i], i);
+        }
         if (i > 0 && len >= 2 && tok[0] == '#' && tok[1] == '#') {
             tok += 2;
             len -= 2;

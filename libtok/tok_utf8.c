@@ -164,8 +164,11 @@ tok_utf8_sanitize(const char *s, size_t len, enum tok_utf8_policy policy,
     size_t i = 0, good = tok_utf8_check(s, len);
     int64_t n_bad = 0;
 
-    if (good == len)
-        return tok_buf_append(out, s, len) < 0 ? TOK_ENOMEM : 0;
+    if (good == len) {
+        if (tok_buf_append(out, s, len) < 0)
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+        return 0;
+    }
     if (policy == TOK_UTF8_STRICT) {
         if (bad_off)
             *bad_off = good;
@@ -178,12 +181,12 @@ tok_utf8_sanitize(const char *s, size_t len, enum tok_utf8_policy policy,
         size_t n;
 
         if (tok_buf_append(out, s + i, ok - i) < 0)
-            return TOK_ENOMEM;
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
         if (ok == len)
             break;
         n = bad_len((const unsigned char *)s + ok, len - ok);
         if (policy == TOK_UTF8_REPLACE && tok_buf_append(out, fffd, 3) < 0)
-            return TOK_ENOMEM;
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
         n_bad++;
         i = ok + n;
     }

@@ -451,7 +451,6 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
     size_t n_add = 0, base = v->n_ids;
     int32_t *by_id;
 
-    (void)err;
     if (v->extended)
         return 0;
     /* Pass 1 counts, pass 2 adds; "##c" tokens cannot match each other. */
@@ -480,7 +479,7 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
             buf[1] = '#';
             memcpy(buf + 2, v->arena + v->entries[e].off, 3);
             if (arena_add(v, buf, 5, &off) < 0)
-                return TOK_ENOMEM;
+                goto nomem;
             v->entries[v->n_entries].off = off;
             v->entries[v->n_entries].len = 5;
             v->entries[v->n_entries].id = (tok_id)(base + k);
@@ -490,16 +489,19 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
         }
         if (pass == 0) {
             if (entries_reserve(v, v->n_entries + n_add) < 0)
-                return TOK_ENOMEM;
+                goto nomem;
             by_id = realloc(v->by_id, (base + n_add + 1) * sizeof(*by_id));
             if (by_id == NULL)
-                return TOK_ENOMEM;
+                goto nomem;
             v->by_id = by_id;
         }
     }
     v->n_ids = base + n_add;
     v->extended = true;
     if (maps_build(v) < 0)
-        return TOK_ENOMEM;
+        goto nomem;
     return (int64_t)n_add;
+nomem:
+    return tok_err_set(err, TOK_ENOMEM, "cannot add ##<CJK> ids: %s",
+                       tok_strerror(TOK_ENOMEM));
 }
