@@ -49,7 +49,7 @@ ALL_CFLAGS = $(PROJECT_CFLAGS) $(OPT_CFLAGS) \
 	-DPROJECT_NAME='"$(PROJECT)"' -DPROJECT_VERSION='"$(VERSION)"' \
 	$(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pthread $(OPT_LDFLAGS) $(LDFLAGS)
-REQ_LIBS := -lutf8proc -lzstd -ljson-c -lm
+REQ_LIBS := -lutf8proc -lpcre2-8 -lzstd -ljson-c -lm
 
 # V=1 shows the commands.
 ifeq ($(V),1)

@@ -240,6 +240,66 @@ int tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
 int tok_decode(const struct tok_tokenizer *t, const tok_id *ids, size_t n,
                struct tok_buf *out, struct tok_err *err);
 
+/* ------------------------------------------------------------------------ */
+/* Chinese word segmentation: the jieba engine                               */
+
+/* A jieba 0.42.1 segmenter: its prefix dictionary, DAG and maximum-log-
+ * probability route, and the HMM (Viterbi over B/M/E/S) for runs of single
+ * characters, with jieba's exact grouping of non-Han text.  The model is a
+ * binary file compiled from jieba's dict.txt and finalseg tables (see
+ * tok_jieba_compile() and jieba-model(5)) and loaded with mmap. */
+struct tok_jieba;
+
+/* tok_jieba_compile: read jieba's dictionary (`dict_path`, lines "word freq
+ * [tag]") and HMM tables (`hmm_dir`/prob_start.py, prob_trans.py,
+ * prob_emit.py, as Debian's python3-jieba ships them) and write the binary
+ * model to out_path (through a temporary file, renamed at the end).
+ * Returns 0, TOK_EIO, TOK_EFORMAT (file and line named) or TOK_ENOMEM. */
+int tok_jieba_compile(const char *dict_path, const char *hmm_dir,
+                      const char *out_path, struct tok_err *err);
+
+/* tok_jieba_open: map a compiled model.  Checks magic, version and every
+ * size against the file.  Free with tok_jieba_close().  Returns 0, TOK_EIO,
+ * TOK_EFORMAT or TOK_ENOMEM. */
+int tok_jieba_open(struct tok_jieba **out, const char *model_path,
+                   struct tok_err *err);
+
+/* tok_jieba_close: NULL is a no-op. */
+void tok_jieba_close(struct tok_jieba *j);
+
+/* tok_jieba_load_userdict: add the words of a user dictionary, as jieba's
+ * load_userdict(): one "word [freq] [tag]" a line, UTF-8 (a BOM is
+ * skipped), a missing freq suggested from the current dictionary, freq 0
+ * forcing the word apart.  Lines are applied in order, so later lines see
+ * earlier ones.  Not thread-safe: call it before sharing the segmenter.
+ * Returns the number of words added, TOK_EIO, TOK_EFORMAT or TOK_ENOMEM. */
+int64_t tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
+                                struct tok_err *err);
+
+/* tok_jieba_n_words: dictionary words (frequency > 0 or user words). */
+size_t tok_jieba_n_words(const struct tok_jieba *j);
+
+/* Words found by tok_jieba_cut(), as byte spans of the text; the caller
+ * owns it (init/release/clear) and can reuse it for many calls. */
+struct tok_words {
+    size_t *starts;
+    size_t *ends;
+    size_t n;
+    size_t cap;
+    void *scratch; /* private */
+};
+void tok_words_init(struct tok_words *w);
+void tok_words_release(struct tok_words *w);
+void tok_words_clear(struct tok_words *w);
+
+/* tok_jieba_cut: segment text[0..len) (valid UTF-8) as jieba.cut(text,
+ * HMM=hmm) does, appending the words to w.  The words cover the text
+ * exactly, in order; whitespace characters are words too ("\r\n" is one).
+ * Returns 0, TOK_EUTF8 or TOK_ENOMEM.  Thread-safe: any number of threads
+ * may cut with one segmenter, each with its own struct tok_words. */
+int tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
+                  int hmm, struct tok_words *w, struct tok_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,4 +134,47 @@ struct tok_tokenizer {
     size_t special_len[TOK_SPECIAL_COUNT];
 };
 
+/* ------------------------------------------------------------------------ */
+/* jieba (tok_jieba_model.c, tok_jieba_cut.c)                                */
+
+/* HMM states in jieba's iteration order "BMES". */
+enum { TOK_HMM_B, TOK_HMM_M, TOK_HMM_E, TOK_HMM_S };
+
+/* Emission tables cover the Han range of finalseg's regex, the only
+ * characters the HMM ever sees. */
+#define TOK_HAN_LO 0x4E00
+#define TOK_HAN_HI 0x9FD5
+#define TOK_EMIT_N (TOK_HAN_HI - TOK_HAN_LO + 1)
+
+/* One edge of the prefix trie: the child of `parent` by code point `cp`.
+ * parent == UINT32_MAX marks an empty slot. */
+struct tok_jedge {
+    uint32_t parent;
+    uint32_t cp;
+    uint32_t child;
+};
+
+struct tok_jieba {
+    void *map; /* the mapped model file, or NULL */
+    size_t map_len;
+    int64_t *freq;        /* per trie node: FREQ[prefix], 0 = prefix only */
+    double *logf;         /* per node: log(freq), for freq > 0 */
+    uint8_t *force_split; /* per node, or NULL: user words of freq 0 */
+    size_t n_nodes, cap_nodes;
+    struct tok_jedge *edges;
+    size_t edge_mask, n_edges;
+    uint32_t *root;     /* 65536 children of the root for BMP code points */
+    const double *emit; /* [4][TOK_EMIT_N], MIN_FLOAT where jieba has none */
+    double start[4], trans[4][4];
+    int64_t total;
+    double logtotal;
+    size_t n_words;
+    bool heap; /* arrays are private, growable copies */
+    double *emit_heap;
+    void *re[4]; /* pcre2_code: han-ish run, skip, HMM han, HMM skip */
+};
+
+/* Trie access, shared by the model and the cutter. */
+uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);
+
 #endif /* TOK_INT_H */

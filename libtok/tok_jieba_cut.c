@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok_jieba_cut.c: jieba 0.42.1's accurate mode, jieba.cut(text, HMM=...).
+ *
+ * The text is split into "han-ish" runs (CJK U+4E00..U+9FD5, ASCII letters
+ * and digits, + # & . _ % -) and the rest.  The rest yields each whitespace
+ * character (or CR LF) as a word and every other character alone.  A run is
+ * cut by the maximum-probability route through its DAG of dictionary words;
+ * consecutive single characters of the route are then either kept, or (with
+ * the HMM) regrouped by Viterbi over B/M/E/S for Han characters and by a
+ * regex for ASCII.  Every comparison, tie-break and floating-point sum is in
+ * jieba's order, so the words are identical.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "tok_int.h"
+
+enum { RE_HAN, RE_SKIP, RE_HMM_HAN, RE_HMM_SKIP };
+
+struct cut_scratch {
+    pcre2_match_data *md;
+    uint32_t *cps;  /* code points of the current run */
+    size_t *boff;   /* byte offset of each, plus the end */
+    double *score;  /* route score from each position */
+    uint32_t *next; /* route: last index of the word starting here */
+    uint8_t *back;  /* Viterbi back pointers, 4 per character */
+    uint8_t *label; /* Viterbi state of each character */
+    size_t cap, cap_back;
+};
+
+struct cut {
+    const struct tok_jieba *j;
+    const char *text;
+    struct tok_words *w;
+    struct cut_scratch *s;
+    int rc;
+};
+
+static void
+emit(struct cut *c, size_t start, size_t end)
+{
+    struct tok_words *w = c->w;
+
+    if (start == end || c->rc)
+        return;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 256;
+        size_t *s = realloc(w->starts, cap * sizeof(*s));
+        size_t *e;
+
+        if (s == NULL) {
+            c->rc = TOK_ENOMEM;
+            return;
+        }
+        w->starts = s;
+        e = realloc(w->ends, cap * sizeof(*e));
+        if (e == NULL) {
+            c->rc = TOK_ENOMEM;
+            return;
+        }
+        w->ends = e;
+        w->cap = cap;
+    }
+    w->starts[w->n] = start;
+    w->ends[w->n] = end;
+    w->n++;
+}
+
+/* Emit each code point of text[a..b) as a word. */
+static void
+emit_chars(struct cut *c, size_t a, size_t b)
+{
+    while (a < b) {
+        uint32_t cp;
+        size_t n = tok_utf8_decode(c->text + a, b - a, &cp);
+
+        emit(c, a, a + n);
+        a += n;
+    }
+}
+
+/* Iterate the matches of regex k over text[a..b): calls fn for each gap and
+ * each match, in order; `is_match` tells which. */
+typedef void (*piece_fn)(struct cut *c, size_t a, size_t b, int is_match);
+
+static void
+split(struct cut *c, int k, size_t a, size_t b, piece_fn fn)
+{
+    const pcre2_code *re = c->j->re[k];
+    size_t pos = a;
+
+    while (pos < b && !c->rc) {
+        int rc = pcre2_match(re, (PCRE2_SPTR)c->text, b, pos,
+                             PCRE2_NO_UTF_CHECK, c->s->md, NULL);
+        PCRE2_SIZE *ov;
+
+        if (rc < 0)
+            break;
+        ov = pcre2_get_ovector_pointer(c->s->md);
+        {
+            /* Copy the match out: fn may run nested splits. */
+            size_t ms = ov[0], me = ov[1];
+
+            if (ms > pos)
+                fn(c, pos, ms, 0);
+            fn(c, ms, me, 1);
+            pos = me;
+        }
+    }
+    if (pos < b && !c->rc)
+        fn(c, pos, b, 0);
+}
+
+static int
+reserve(struct cut_scratch *s, size_t n)
+{
+    size_t cap = s->cap ? s->cap : 256;
+    void *p;
+
+    if (n + 1 <= s->cap)
+        return 0;
+    while (cap < n + 1)
+        cap *= 2;
+#define GROW(field)                                                           \
+    p = realloc(s->field, cap * sizeof(*s->field));                           \
+    if (p == NULL)                                                            \
+        return TOK_ENOMEM;                                                    \
+    s->field = p;
+    GROW(cps)
+    GROW(boff)
+    GROW(score)
+    GROW(next)
+#undef GROW
+    s->cap = cap;
+    return 0;
+}
+
+/* FREQ.get(word) for cps[a..b): the node's freq, 0 if absent. */
+static int64_t
+word_freq(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
+{
+    uint32_t node = 0;
+
+    for (size_t i = a; i < b; i++) {
+        node = tok_jieba_child(j, node, cps[i]);
+        if (node == 0)
+            return 0;
+    }
+    return j->freq[node];
+}
+
+/* ------------------------------------------------------------------------ */
+/* finalseg: the HMM                                                         */
+
+/* Allowed predecessors of each state, in jieba's PrevStatus order. */
+static const int prev_state[4][2] = {
+    [TOK_HMM_B] = { TOK_HMM_E, TOK_HMM_S },
+    [TOK_HMM_M] = { TOK_HMM_M, TOK_HMM_B },
+    [TOK_HMM_E] = { TOK_HMM_B, TOK_HMM_M },
+    [TOK_HMM_S] = { TOK_HMM_S, TOK_HMM_E },
+};
+/* The state letters, for jieba's tie-break on (prob, letter) tuples. */
+static const char state_letter[4] = { 'B', 'M', 'E', 'S' };
+
+/* Viterbi over the Han characters cps[a..b) and emit the words. */
+static void
+viterbi(struct cut *c, size_t a, size_t b)
+{
+    const struct tok_jieba *j = c->j;
+    struct cut_scratch *s = c->s;
+    const uint32_t *cps = s->cps;
+    size_t n = b - a, begin = 0;
+    double v[4], nv[4];
+    int state;
+
+    if (4 * n > s->cap_back) {
+        uint8_t *bk = realloc(s->back, 4 * n), *lb;
+
+        if (bk == NULL) {
+            c->rc = TOK_ENOMEM;
+            return;
+        }
+        s->back = bk;
+        lb = realloc(s->label, 4 * n);
+        if (lb == NULL) {
+            c->rc = TOK_ENOMEM;
+            return;
+        }
+        s->label = lb;
+        s->cap_back = 4 * n;
+    }
+    for (int y = 0; y < 4; y++)
+        v[y] = j->start[y] +
+               j->emit[(size_t)y * TOK_EMIT_N + (cps[a] - TOK_HAN_LO)];
+    for (size_t t = 1; t < n; t++) {
+        for (int y = 0; y < 4; y++) {
+            double em = j->emit[(size_t)y * TOK_EMIT_N + (cps[a + t] -
+                                                          TOK_HAN_LO)];
+            int y0 = prev_state[y][0], y1 = prev_state[y][1];
+            double p0 = v[y0] + j->trans[y0][y] + em;
+            double p1 = v[y1] + j->trans[y1][y] + em;
+            int best = (p1 > p0 || (p1 == p0 && state_letter[y1] >
+                                                    state_letter[y0]))
+                           ? y1
+                           : y0;
+
+            nv[y] = best == y0 ? p0 : p1;
+            s->back[4 * t + (size_t)y] = (uint8_t)best;
+        }
+        memcpy(v, nv, sizeof(v));
+    }
+    /* max((V[E], 'E'), (V[S], 'S')): S on a tie. */
+    state = v[TOK_HMM_S] >= v[TOK_HMM_E] ? TOK_HMM_S : TOK_HMM_E;
+    for (size_t t = n; t-- > 0;) {
+        s->label[t] = (uint8_t)state;
+        if (t)
+            state = s->back[4 * t + (size_t)state];
+    }
+    for (size_t t = 0; t < n; t++) {
+        int label = s->label[t];
+        size_t i = a + t;
+
+        if (label == TOK_HMM_B) {
+            begin = i;
+        } else if (label == TOK_HMM_E || label == TOK_HMM_S) {
+            size_t from = label == TOK_HMM_E ? begin : i;
+
+            if (j->force_split &&
+                word_freq(j, cps, from, i + 1) == 0) {
+                /* A user word of frequency 0 is forced apart. */
+                uint32_t node = 0;
+                for (size_t k = from; k <= i && (k == from || node); k++)
+                    node = tok_jieba_child(j, node, cps[k]);
+                if (node && j->force_split[node]) {
+                    for (size_t k = from; k <= i; k++)
+                        emit(c, s->boff[k], s->boff[k + 1]);
+                    continue;
+                }
+            }
+            emit(c, s->boff[from], s->boff[i + 1]);
+        }
+    }
+}
+
+/* Index of the code point that starts at byte offset off (binary search
+ * over boff of the current run). */
+static size_t
+cp_index(const struct cut_scratch *s, size_t lo, size_t hi, size_t off)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->boff[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void
+hmm_skip_piece(struct cut *c, size_t a, size_t b, int is_match)
+{
+    (void)is_match;
+    emit(c, a, b);
+}
+
+/* Range of the current finalseg buffer, in code points, for the callback. */
+struct hmm_ctx {
+    struct cut c;
+    size_t lo, hi;
+};
+
+static void
+hmm_han_piece(struct cut *c, size_t a, size_t b, int is_match)
+{
+    struct hmm_ctx *h = (struct hmm_ctx *)c;
+
+    if (is_match) {
+        size_t i = cp_index(c->s, h->lo, h->hi, a);
+        size_t k = cp_index(c->s, i, h->hi, b);
+        viterbi(c, i, k);
+    } else {
+        split(c, RE_HMM_SKIP, a, b, hmm_skip_piece);
+    }
+}
+
+/* finalseg.cut() of the buffer cps[lo..hi). */
+static void
+finalseg(struct cut *c, size_t lo, size_t hi)
+{
+    struct hmm_ctx h;
+
+    h.c = *c;
+    h.lo = lo;
+    h.hi = hi;
+    split(&h.c, RE_HMM_HAN, c->s->boff[lo], c->s->boff[hi], hmm_han_piece);
+    c->rc = h.c.rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The DAG and the route                                                     */
+
+static bool
+is_ascii_alnum(uint32_t cp)
+{
+    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
+           (cp >= 'A' && cp <= 'Z');
+}
+
+static void
+flush_hmm(struct cut *c, size_t lo, size_t hi)
+{
+    const struct cut_scratch *s = c->s;
+
+    if (hi == lo)
+        return;
+    if (hi - lo == 1) {
+        emit(c, s->boff[lo], s->boff[hi]);
+    } else if (word_freq(c->j, s->cps, lo, hi) > 0) {
+        for (size_t k = lo; k < hi; k++)
+            emit(c, s->boff[k], s->boff[k + 1]);
+    } else {
+        finalseg(c, lo, hi);
+    }
+}
+
+/* Decode the han-ish run text[a..b) into the scratch and compute its
+ * route (jieba's get_DAG + calc, fused).  Returns its length in code
+ * points. */
+static size_t
+cut_block(struct cut *c, size_t a, size_t b)
+{
+    const struct tok_jieba *j = c->j;
+    struct cut_scratch *s = c->s;
+    const double lt = j->logtotal;
+    size_t n = 0;
+
+    for (size_t i = a; i < b;) {
+        uint32_t cp;
+        size_t k = tok_utf8_decode(c->text + i, b - i, &cp);
+
+        if (reserve(s, n + 1) < 0) {
+            c->rc = TOK_ENOMEM;
+            return 0;
+        }
+        s->cps[n] = cp;
+        s->boff[n] = i;
+        n++;
+        i += k;
+    }
+    s->boff[n] = b;
+    s->score[n] = 0.0;
+    /* calc(): right to left, max over the DAG's ends of
+     * (log(freq) - logtotal) + score[end + 1]; an equal score goes to the
+     * larger end, as Python's max over (score, end) tuples does. */
+    for (size_t idx = n; idx-- > 0;) {
+        uint32_t node = tok_jieba_child(j, 0, s->cps[idx]);
+        double best = 0.0;
+        size_t best_x = idx;
+        bool found = false;
+
+        for (size_t i = idx; node != 0;) {
+            if (j->freq[node] > 0) {
+                double sc = (j->logf[node] - lt) + s->score[i + 1];
+
+                if (!found || sc >= best) {
+                    best = sc;
+                    best_x = i;
+                }
+                found = true;
+            }
+            if (++i >= n)
+                break;
+            node = tok_jieba_child(j, node, s->cps[i]);
+        }
+        if (!found)
+            best = (0.0 - lt) + s->score[idx + 1]; /* log(1) - logtotal */
+        s->score[idx] = best;
+        s->next[idx] = (uint32_t)best_x;
+    }
+    return n;
+}
+
+/* Walk the route of the run just cut (cps[0..n)) and emit its words. */
+static void
+walk_route(struct cut *c, size_t n, int hmm)
+{
+    const struct cut_scratch *s = c->s;
+    size_t x = 0, lo = 0, hi = 0;
+
+    while (x < n && !c->rc) {
+        size_t y = s->next[x] + 1;
+
+        if (hmm) {
+            if (y - x == 1) {
+                if (hi == lo)
+                    lo = x;
+                hi = y;
+            } else {
+                flush_hmm(c, lo, hi);
+                lo = hi = 0;
+                emit(c, s->boff[x], s->boff[y]);
+            }
+        } else {
+            if (y - x == 1 && is_ascii_alnum(s->cps[x])) {
+                if (hi == lo)
+                    lo = x;
+                hi = y;
+            } else {
+                if (hi > lo)
+                    emit(c, s->boff[lo], s->boff[hi]);
+                lo = hi = 0;
+                emit(c, s->boff[x], s->boff[y]);
+            }
+        }
+        x = y;
+    }
+    if (hmm)
+        flush_hmm(c, lo, hi);
+    else if (hi > lo)
+        emit(c, s->boff[lo], s->boff[hi]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The top level                                                             */
+
+struct top_ctx {
+    struct cut c;
+    int hmm;
+};
+
+static void
+skip_piece(struct cut *c, size_t a, size_t b, int is_match)
+{
+    if (is_match)
+        emit(c, a, b);
+    else
+        emit_chars(c, a, b);
+}
+
+static void
+top_piece(struct cut *c, size_t a, size_t b, int is_match)
+{
+    struct top_ctx *t = (struct top_ctx *)c;
+
+    if (!is_match) {
+        split(c, RE_SKIP, a, b, skip_piece);
+        return;
+    }
+    {
+        size_t n = cut_block(c, a, b);
+
+        if (!c->rc)
+            walk_route(c, n, t->hmm);
+    }
+}
+
+int
+tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
+              int hmm, struct tok_words *w, struct tok_err *err)
+{
+    struct top_ctx t;
+    struct cut_scratch *s;
+    size_t bad = tok_utf8_check(text, len);
+
+    if (bad != len)
+        return tok_err_set(err, TOK_EUTF8,
+                           "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
+                           bad, (unsigned)(unsigned char)text[bad]);
+    if (w->scratch == NULL) {
+        s = calloc(1, sizeof(*s));
+        if (s == NULL ||
+            (s->md = pcre2_match_data_create(4, NULL)) == NULL) {
+            free(s);
+            return tok_err_set(err, TOK_ENOMEM, "%s",
+                               tok_strerror(TOK_ENOMEM));
+        }
+        w->scratch = s;
+    }
+    t.c.j = j;
+    t.c.text = text;
+    t.c.w = w;
+    t.c.s = w->scratch;
+    t.c.rc = 0;
+    t.hmm = hmm;
+    split(&t.c, RE_HAN, 0, len, top_piece);
+    if (t.c.rc)
+        return tok_err_set(err, t.c.rc, "%s", tok_strerror(t.c.rc));
+    return 0;
+}
+
+void
+tok_words_init(struct tok_words *w)
+{
+    memset(w, 0, sizeof(*w));
+}
+
+void
+tok_words_clear(struct tok_words *w)
+{
+    w->n = 0;
+}
+
+void
+tok_words_release(struct tok_words *w)
+{
+    struct cut_scratch *s = w->scratch;
+
+    if (s) {
+        pcre2_match_data_free(s->md);
+        free(s->cps);
+        free(s->boff);
+        free(s->score);
+        free(s->next);
+        free(s->back);
+        free(s->label);
+        free(s);
+    }
+    free(w->starts);
+    free(w->ends);
+    tok_words_init(w);
+}

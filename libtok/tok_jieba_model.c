@@ -1,0 +1,1025 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tok_jieba_model.c: jieba's prefix dictionary and HMM tables: compiling
+ * them from Debian's python3-jieba files into one binary model, mapping that
+ * model, and adding user dictionaries on top.
+ *
+ * The dictionary is a trie of code points (jieba's FREQ maps every word and
+ * every prefix of a word; a node's freq is 0 for a prefix only).  Children
+ * of the root in the BMP sit in a direct table; every other edge in one
+ * open-addressing hash table keyed by (parent, code point).  The file layout
+ * is documented in jieba-model(5).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "tok_int.h"
+
+#define MODEL_MAGIC "EKJIEBA"
+#define MODEL_VERSION 1u
+#define HEADER_SIZE 256u
+#define ROOT_N 0x10000u
+#define MIN_FLOAT (-3.14e100)
+#define NO_PARENT UINT32_MAX
+
+/* ------------------------------------------------------------------------ */
+/* The trie                                                                  */
+
+static size_t
+edge_hash(uint32_t parent, uint32_t cp)
+{
+    uint64_t x = ((uint64_t)parent << 21) ^ cp;
+
+    x *= 0x9E3779B97F4A7C15ULL;
+    return (size_t)(x ^ (x >> 29));
+}
+
+uint32_t
+tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+{
+    size_t i;
+
+    if (node == 0 && cp < ROOT_N)
+        return j->root[cp];
+    i = edge_hash(node, cp) & j->edge_mask;
+    for (;;) {
+        const struct tok_jedge *e = &j->edges[i];
+
+        if (e->parent == NO_PARENT)
+            return 0;
+        if (e->parent == node && e->cp == cp)
+            return e->child;
+        i = (i + 1) & j->edge_mask;
+    }
+}
+
+static int
+edges_resize(struct tok_jieba *j, size_t slots)
+{
+    struct tok_jedge *old = j->edges, *e;
+    size_t old_n = old ? j->edge_mask + 1 : 0;
+
+    e = malloc(slots * sizeof(*e));
+    if (e == NULL)
+        return TOK_ENOMEM;
+    for (size_t i = 0; i < slots; i++)
+        e[i].parent = NO_PARENT;
+    j->edges = e;
+    j->edge_mask = slots - 1;
+    for (size_t k = 0; k < old_n; k++) {
+        size_t i;
+
+        if (old[k].parent == NO_PARENT)
+            continue;
+        i = edge_hash(old[k].parent, old[k].cp) & j->edge_mask;
+        while (e[i].parent != NO_PARENT)
+            i = (i + 1) & j->edge_mask;
+        e[i] = old[k];
+    }
+    if (!j->map || (void *)old < j->map ||
+        (char *)old >= (char *)j->map + j->map_len)
+        free(old);
+    return 0;
+}
+
+static int
+node_new(struct tok_jieba *j, uint32_t *out)
+{
+    if (j->n_nodes == j->cap_nodes) {
+        size_t cap = j->cap_nodes ? j->cap_nodes * 2 : 1 << 16;
+        int64_t *f = realloc(j->freq, cap * sizeof(*f));
+        double *l;
+
+        if (f == NULL)
+            return TOK_ENOMEM;
+        j->freq = f;
+        l = realloc(j->logf, cap * sizeof(*l));
+        if (l == NULL)
+            return TOK_ENOMEM;
+        j->logf = l;
+        if (j->force_split) {
+            uint8_t *fs = realloc(j->force_split, cap);
+            if (fs == NULL)
+                return TOK_ENOMEM;
+            memset(fs + j->cap_nodes, 0, cap - j->cap_nodes);
+            j->force_split = fs;
+        }
+        j->cap_nodes = cap;
+    }
+    j->freq[j->n_nodes] = 0;
+    j->logf[j->n_nodes] = 0.0;
+    *out = (uint32_t)j->n_nodes++;
+    return 0;
+}
+
+/* The node of prefix cps[0..n), created (as prefix-only nodes) if absent. */
+static int
+trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n, uint32_t *out)
+{
+    uint32_t node = 0;
+
+    for (size_t k = 0; k < n; k++) {
+        uint32_t child = tok_jieba_child(j, node, cps[k]);
+
+        if (child == 0) {
+            if (node_new(j, &child) < 0)
+                return TOK_ENOMEM;
+            if (node == 0 && cps[k] < ROOT_N) {
+                j->root[cps[k]] = child;
+            } else {
+                size_t i;
+
+                if (2 * (j->n_edges + 1) > j->edge_mask + 1 &&
+                    edges_resize(j, 2 * (j->edge_mask + 1)) < 0)
+                    return TOK_ENOMEM;
+                i = edge_hash(node, cps[k]) & j->edge_mask;
+                while (j->edges[i].parent != NO_PARENT)
+                    i = (i + 1) & j->edge_mask;
+                j->edges[i].parent = node;
+                j->edges[i].cp = cps[k];
+                j->edges[i].child = child;
+                j->n_edges++;
+            }
+        }
+        node = child;
+    }
+    *out = node;
+    return 0;
+}
+
+/* Decode UTF-8 into code points; returns the count, or -1 if invalid. */
+static long
+decode_cps(const char *s, size_t len, uint32_t *cps, size_t max)
+{
+    size_t i = 0, n = 0;
+
+    while (i < len) {
+        size_t k = tok_utf8_decode(s + i, len - i, &cps[n]);
+
+        if (k == 0 || n == max)
+            return -1;
+        i += k;
+        n++;
+    }
+    return (long)n;
+}
+
+/* Set FREQ[word] = freq as jieba's dict loading and add_word() do: the
+ * total grows by freq even when the word was there before. */
+static int
+add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
+{
+    uint32_t node;
+
+    if (trie_insert(j, cps, n, &node) < 0)
+        return TOK_ENOMEM;
+    if (j->freq[node] == 0 && freq > 0)
+        j->n_words++;
+    else if (j->freq[node] > 0 && freq == 0)
+        j->n_words--;
+    j->freq[node] = freq;
+    j->logf[node] = freq > 0 ? log((double)freq) : 0.0;
+    j->total += freq;
+    return 0;
+}
+
+static void
+jieba_free_arrays(struct tok_jieba *j)
+{
+    bool in_map;
+
+#define IN_MAP(p)                                                             \
+    (j->map && (const void *)(p) >= j->map &&                                 \
+     (const char *)(p) < (const char *)j->map + j->map_len)
+    in_map = IN_MAP(j->freq);
+    if (!in_map) {
+        free(j->freq);
+        free(j->logf);
+    }
+    if (!IN_MAP(j->edges))
+        free(j->edges);
+    if (!IN_MAP(j->root))
+        free(j->root);
+#undef IN_MAP
+    free(j->force_split);
+    free(j->emit_heap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Regular expressions (shared, compiled once per segmenter)                 */
+
+/* jieba's regexes, restated for PCRE2 in UTF mode.  Python's \s is its
+ * str.isspace(): the 29 code points listed in re_skip below (PCRE2's own \s
+ * lacks U+001C..U+001F).  finalseg's \d only ever sees ASCII digits. */
+static const char *const regex_src[4] = {
+    /* re_han_default */
+    "[\\x{4E00}-\\x{9FD5}a-zA-Z0-9+#&._%\\-]+",
+    /* re_skip_default */
+    "\\r\\n|[\\t\\n\\x{0B}\\x{0C}\\r\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}"
+    "\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}]",
+    /* finalseg re_han */
+    "[\\x{4E00}-\\x{9FD5}]+",
+    /* finalseg re_skip */
+    "[a-zA-Z0-9]+(?:\\.[0-9]+)?%?",
+};
+
+static int
+compile_regexes(struct tok_jieba *j, struct tok_err *err)
+{
+    for (int k = 0; k < 4; k++) {
+        int ec;
+        PCRE2_SIZE eo;
+        pcre2_code *re =
+            pcre2_compile((PCRE2_SPTR)regex_src[k], PCRE2_ZERO_TERMINATED,
+                          PCRE2_UTF | PCRE2_NO_UTF_CHECK, &ec, &eo, NULL);
+
+        if (re == NULL)
+            return tok_err_set(err, TOK_ENOMEM, "cannot compile regex %d", k);
+        /* JIT is an optimization; the interpreter gives the same result. */
+        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+        j->re[k] = re;
+    }
+    return 0;
+}
+
+void
+tok_jieba_close(struct tok_jieba *j)
+{
+    if (j == NULL)
+        return;
+    jieba_free_arrays(j);
+    for (int k = 0; k < 4; k++)
+        pcre2_code_free(j->re[k]);
+    if (j->map)
+        munmap(j->map, j->map_len);
+    free(j);
+}
+
+size_t
+tok_jieba_n_words(const struct tok_jieba *j)
+{
+    return j->n_words;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compiling: dict.txt and the finalseg tables                               */
+
+static int
+read_file(const char *path, char **data, size_t *len, struct tok_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 1 << 20, n = 0;
+    char *d;
+
+    if (f == NULL)
+        return tok_err_set(err, TOK_EIO, "cannot open '%s': %s", path,
+                           strerror(errno));
+    d = malloc(cap + 1);
+    for (;;) {
+        size_t got;
+
+        if (d == NULL) {
+            fclose(f);
+            return tok_err_set(err, TOK_ENOMEM, "cannot read '%s': %s", path,
+                               tok_strerror(TOK_ENOMEM));
+        }
+        got = fread(d + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        cap *= 2;
+        {
+            char *nd = realloc(d, cap + 1);
+            if (nd == NULL)
+                free(d);
+            d = nd;
+        }
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(d);
+        fclose(f);
+        return tok_err_set(err, TOK_EIO, "cannot read '%s': %s", path,
+                           strerror(e));
+    }
+    fclose(f);
+    d[n] = '\0';
+    *data = d;
+    *len = n;
+    return 0;
+}
+
+static bool
+is_ascii_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+           c == '\f';
+}
+
+/* Parse a decimal integer the way jieba's int() sees dict.txt: optional
+ * sign, digits, nothing else. */
+static bool
+parse_freq(const char *s, size_t len, int64_t *out)
+{
+    int64_t v = 0;
+    size_t i = 0;
+    bool neg = false;
+
+    if (len > 0 && (s[0] == '+' || s[0] == '-')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    if (i == len || len - i > 15)
+        return false;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
+static int
+jieba_empty(struct tok_jieba **out, struct tok_err *err)
+{
+    struct tok_jieba *j = calloc(1, sizeof(*j));
+    uint32_t root;
+
+    *out = NULL;
+    if (j == NULL)
+        goto nomem;
+    j->heap = true;
+    j->root = calloc(ROOT_N, sizeof(*j->root));
+    if (j->root == NULL || edges_resize(j, 1 << 16) < 0 ||
+        node_new(j, &root) < 0)
+        goto nomem;
+    *out = j;
+    return 0;
+nomem:
+    tok_jieba_close(j);
+    return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+}
+
+/* gen_pfdict(): every line "word freq [tag]", stripped of ASCII space. */
+static int
+load_main_dict(struct tok_jieba *j, const char *path, struct tok_err *err)
+{
+    char *data;
+    size_t len, line = 0;
+    uint32_t cps[256];
+    int rc = read_file(path, &data, &len, err);
+    const char *p, *end;
+
+    if (rc < 0)
+        return rc;
+    p = data;
+    end = data + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *a = p, *b = nl ? nl : end, *sp, *sp2;
+        int64_t freq;
+        long n;
+
+        line++;
+        p = nl ? nl + 1 : end;
+        while (a < b && is_ascii_space(*a))
+            a++;
+        while (b > a && is_ascii_space(b[-1]))
+            b--;
+        sp = memchr(a, ' ', (size_t)(b - a));
+        if (sp == NULL)
+            goto bad;
+        sp2 = memchr(sp + 1, ' ', (size_t)(b - sp - 1));
+        if (sp2 == NULL)
+            sp2 = b;
+        if (!parse_freq(sp + 1, (size_t)(sp2 - sp - 1), &freq) || freq < 0)
+            goto bad;
+        n = decode_cps(a, (size_t)(sp - a), cps, 256);
+        if (n < 0)
+            goto bad;
+        if (add_word(j, cps, (size_t)n, freq) < 0) {
+            free(data);
+            return tok_err_set(err, TOK_ENOMEM, "%s",
+                               tok_strerror(TOK_ENOMEM));
+        }
+        continue;
+    bad:
+        rc = tok_err_set(err, TOK_EFORMAT,
+                         "invalid dictionary entry in '%s' at line %zu", path,
+                         line);
+        free(data);
+        return rc;
+    }
+    free(data);
+    if (j->total <= 0)
+        return tok_err_set(err, TOK_EFORMAT, "dictionary '%s' is empty",
+                           path);
+    return 0;
+}
+
+/* A tiny reader for the Python dict literals of finalseg's prob_*.py:
+ * P={'B': number or {'key': number, ...}, ...}.  Keys are 'X' or '\uXXXX'. */
+struct pyreader {
+    const char *p, *end, *path;
+};
+
+static void
+py_skip(struct pyreader *r)
+{
+    while (r->p < r->end && (is_ascii_space(*r->p)))
+        r->p++;
+}
+
+static bool
+py_char(struct pyreader *r, char c)
+{
+    py_skip(r);
+    if (r->p < r->end && *r->p == c) {
+        r->p++;
+        return true;
+    }
+    return false;
+}
+
+static bool
+py_key(struct pyreader *r, uint32_t *cp)
+{
+    py_skip(r);
+    if (r->p >= r->end || *r->p != '\'')
+        return false;
+    r->p++;
+    if (r->end - r->p >= 6 && r->p[0] == '\\' && r->p[1] == 'u') {
+        char hex[5];
+        char *e;
+
+        memcpy(hex, r->p + 2, 4);
+        hex[4] = '\0';
+        *cp = (uint32_t)strtoul(hex, &e, 16);
+        if (e != hex + 4)
+            return false;
+        r->p += 6;
+    } else {
+        size_t n = tok_utf8_decode(r->p, (size_t)(r->end - r->p), cp);
+        if (n == 0)
+            return false;
+        r->p += n;
+    }
+    return r->p < r->end && *r->p++ == '\'';
+}
+
+static bool
+py_number(struct pyreader *r, double *v)
+{
+    char *e;
+
+    py_skip(r);
+    *v = strtod(r->p, &e);
+    if (e == r->p)
+        return false;
+    r->p = e;
+    return true;
+}
+
+static int
+state_index(uint32_t c)
+{
+    switch (c) {
+    case 'B':
+        return TOK_HMM_B;
+    case 'M':
+        return TOK_HMM_M;
+    case 'E':
+        return TOK_HMM_E;
+    case 'S':
+        return TOK_HMM_S;
+    }
+    return -1;
+}
+
+/* Parse one prob_*.py: depth 1 fills vec[state], depth 2 calls the table
+ * for (state, key). */
+static int
+load_py_table(const char *dir, const char *name, int depth, double *vec,
+              double (*trans)[4], double *emit, struct tok_err *err)
+{
+    char path[4096], *data;
+    size_t len;
+    struct pyreader r;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    rc = read_file(path, &data, &len, err);
+    if (rc < 0)
+        return rc;
+    r.p = strstr(data, "P=");
+    r.end = data + len;
+    r.path = path;
+    if (r.p == NULL)
+        goto bad;
+    r.p += 2;
+    if (!py_char(&r, '{'))
+        goto bad;
+    do {
+        uint32_t key;
+        int s;
+
+        if (!py_key(&r, &key) || (s = state_index(key)) < 0 ||
+            !py_char(&r, ':'))
+            goto bad;
+        if (depth == 1) {
+            if (!py_number(&r, &vec[s]))
+                goto bad;
+            continue;
+        }
+        if (!py_char(&r, '{'))
+            goto bad;
+        do {
+            uint32_t k2;
+            double v;
+
+            if (!py_key(&r, &k2) || !py_char(&r, ':') || !py_number(&r, &v))
+                goto bad;
+            if (trans) {
+                int s2 = state_index(k2);
+                if (s2 < 0)
+                    goto bad;
+                trans[s][s2] = v;
+            } else if (k2 >= TOK_HAN_LO && k2 <= TOK_HAN_HI) {
+                emit[(size_t)s * TOK_EMIT_N + (k2 - TOK_HAN_LO)] = v;
+            }
+        } while (py_char(&r, ','));
+        if (!py_char(&r, '}'))
+            goto bad;
+    } while (py_char(&r, ','));
+    if (!py_char(&r, '}'))
+        goto bad;
+    free(data);
+    return 0;
+bad:
+    {
+        size_t line = 1;
+        for (const char *q = data; q < r.p && q < data + len; q++)
+            line += *q == '\n';
+        rc = tok_err_set(err, TOK_EFORMAT, "cannot parse '%s' at line %zu",
+                         path, line);
+    }
+    free(data);
+    return rc;
+}
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n) {
+        ssize_t w = write(fd, c, n);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void
+put32(unsigned char *h, size_t off, uint32_t v)
+{
+    memcpy(h + off, &v, 4);
+}
+
+static void
+put64(unsigned char *h, size_t off, uint64_t v)
+{
+    memcpy(h + off, &v, 8);
+}
+
+static size_t
+align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Section sizes for given counts: freq, logf, edges, root, emit. */
+static size_t
+model_size(size_t n_nodes, size_t slots, size_t sec[5])
+{
+    sec[0] = n_nodes * 8;
+    sec[1] = n_nodes * 8;
+    sec[2] = align8(slots * sizeof(struct tok_jedge));
+    sec[3] = align8(ROOT_N * 4);
+    sec[4] = 4 * (size_t)TOK_EMIT_N * 8;
+    return HEADER_SIZE + sec[0] + sec[1] + sec[2] + sec[3] + sec[4];
+}
+
+int
+tok_jieba_compile(const char *dict_path, const char *hmm_dir,
+                  const char *out_path, struct tok_err *err)
+{
+    struct tok_jieba *j;
+    unsigned char h[HEADER_SIZE];
+    size_t sec[5], total_size;
+    char tmp[4096];
+    double *emit;
+    int rc, fd;
+    static const char pad[8];
+
+    rc = jieba_empty(&j, err);
+    if (rc < 0)
+        return rc;
+    emit = malloc(4 * (size_t)TOK_EMIT_N * sizeof(*emit));
+    if (emit == NULL) {
+        tok_jieba_close(j);
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    }
+    for (size_t i = 0; i < 4 * (size_t)TOK_EMIT_N; i++)
+        emit[i] = MIN_FLOAT;
+    j->emit_heap = emit;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            j->trans[a][b] = MIN_FLOAT;
+    if ((rc = load_main_dict(j, dict_path, err)) < 0 ||
+        (rc = load_py_table(hmm_dir, "prob_start.py", 1, j->start, NULL,
+                            NULL, err)) < 0 ||
+        (rc = load_py_table(hmm_dir, "prob_trans.py", 2, NULL, j->trans, NULL,
+                            err)) < 0 ||
+        (rc = load_py_table(hmm_dir, "prob_emit.py", 2, NULL, NULL, emit,
+                            err)) < 0) {
+        tok_jieba_close(j);
+        return rc;
+    }
+
+    total_size = model_size(j->n_nodes, j->edge_mask + 1, sec);
+    memset(h, 0, sizeof(h));
+    memcpy(h, MODEL_MAGIC, 8);
+    put32(h, 8, MODEL_VERSION);
+    put32(h, 12, HEADER_SIZE);
+    put64(h, 16, j->n_nodes);
+    put64(h, 24, j->edge_mask + 1);
+    put64(h, 32, j->n_edges);
+    put64(h, 40, j->n_words);
+    put64(h, 48, (uint64_t)j->total);
+    memcpy(h + 56, j->start, 32);
+    memcpy(h + 88, j->trans, 128);
+    put32(h, 216, TOK_HAN_LO);
+    put32(h, 220, TOK_EMIT_N);
+    put64(h, 224, total_size);
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        rc = tok_err_set(err, TOK_EIO, "cannot create '%s': %s", tmp,
+                         strerror(errno));
+        tok_jieba_close(j);
+        return rc;
+    }
+    if (write_all(fd, h, sizeof(h)) < 0 ||
+        write_all(fd, j->freq, sec[0]) < 0 ||
+        write_all(fd, j->logf, sec[1]) < 0 ||
+        write_all(fd, j->edges, (j->edge_mask + 1) * sizeof(*j->edges)) < 0 ||
+        write_all(fd, pad,
+                  sec[2] - (j->edge_mask + 1) * sizeof(*j->edges)) < 0 ||
+        write_all(fd, j->root, ROOT_N * 4) < 0 ||
+        write_all(fd, pad, sec[3] - ROOT_N * 4) < 0 ||
+        write_all(fd, emit, sec[4]) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+        rc = tok_err_set(err, TOK_EIO, "cannot write '%s': %s", tmp,
+                         strerror(errno));
+        unlink(tmp);
+        tok_jieba_close(j);
+        return rc;
+    }
+    tok_jieba_close(j);
+    if (rename(tmp, out_path) < 0) {
+        rc = tok_err_set(err, TOK_EIO, "cannot rename '%s' to '%s': %s", tmp,
+                         out_path, strerror(errno));
+        unlink(tmp);
+        return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                   */
+
+static uint64_t
+get64(const unsigned char *h, size_t off)
+{
+    uint64_t v;
+
+    memcpy(&v, h + off, 8);
+    return v;
+}
+
+static uint32_t
+get32(const unsigned char *h, size_t off)
+{
+    uint32_t v;
+
+    memcpy(&v, h + off, 4);
+    return v;
+}
+
+int
+tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
+{
+    struct tok_jieba *j;
+    struct stat st;
+    const unsigned char *h;
+    size_t sec[5], n_nodes, slots, off;
+    int fd, rc;
+
+    *out = NULL;
+    fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return tok_err_set(err, TOK_EIO, "cannot open model '%s': %s", path,
+                           strerror(errno));
+    if (fstat(fd, &st) < 0) {
+        rc = tok_err_set(err, TOK_EIO, "cannot stat model '%s': %s", path,
+                         strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if ((size_t)st.st_size < HEADER_SIZE) {
+        close(fd);
+        return tok_err_set(err, TOK_EFORMAT,
+                           "model '%s' is too short (%lld bytes)", path,
+                           (long long)st.st_size);
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        close(fd);
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    }
+    j->map_len = (size_t)st.st_size;
+    j->map = mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (j->map == MAP_FAILED) {
+        j->map = NULL;
+        free(j);
+        return tok_err_set(err, TOK_EIO, "cannot map model '%s': %s", path,
+                           strerror(errno));
+    }
+    h = j->map;
+    if (memcmp(h, MODEL_MAGIC, 8) != 0) {
+        rc = tok_err_set(err, TOK_EFORMAT,
+                         "'%s' is not a jieba model (bad magic)", path);
+        goto fail;
+    }
+    if (get32(h, 8) != MODEL_VERSION || get32(h, 12) != HEADER_SIZE) {
+        rc = tok_err_set(err, TOK_EFORMAT,
+                         "model '%s' has version %u, expected %u; rebuild it",
+                         path, get32(h, 8), MODEL_VERSION);
+        goto fail;
+    }
+    n_nodes = get64(h, 16);
+    slots = get64(h, 24);
+    if (n_nodes == 0 || n_nodes > UINT32_MAX / 2 || slots == 0 ||
+        (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
+        get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
+        get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0) {
+        rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header",
+                         path);
+        goto fail;
+    }
+    if (model_size(n_nodes, slots, sec) != j->map_len ||
+        get64(h, 224) != j->map_len) {
+        rc = tok_err_set(err, TOK_EFORMAT,
+                         "model '%s': size %zu does not match its header "
+                         "(truncated?)",
+                         path, j->map_len);
+        goto fail;
+    }
+    j->n_nodes = j->cap_nodes = n_nodes;
+    j->edge_mask = slots - 1;
+    j->n_edges = get64(h, 32);
+    j->n_words = get64(h, 40);
+    j->total = (int64_t)get64(h, 48);
+    memcpy(j->start, h + 56, 32);
+    memcpy(j->trans, h + 88, 128);
+    off = HEADER_SIZE;
+    j->freq = (int64_t *)((char *)j->map + off);
+    off += sec[0];
+    j->logf = (double *)((char *)j->map + off);
+    off += sec[1];
+    j->edges = (struct tok_jedge *)((char *)j->map + off);
+    off += sec[2];
+    j->root = (uint32_t *)((char *)j->map + off);
+    off += sec[3];
+    j->emit = (const double *)((const char *)j->map + off);
+    /* Every node id stored in the file must be in range. */
+    for (size_t i = 0; i < ROOT_N; i++)
+        if (j->root[i] >= n_nodes)
+            goto corrupt;
+    for (size_t i = 0; i < slots; i++)
+        if (j->edges[i].parent != NO_PARENT &&
+            (j->edges[i].parent >= n_nodes || j->edges[i].child >= n_nodes ||
+             j->edges[i].child == 0 || j->edges[i].cp > 0x10FFFF))
+            goto corrupt;
+    j->logtotal = log((double)j->total);
+    rc = compile_regexes(j, err);
+    if (rc < 0)
+        goto fail;
+    *out = j;
+    return 0;
+corrupt:
+    rc = tok_err_set(err, TOK_EFORMAT, "model '%s': node id out of range",
+                     path);
+fail:
+    j->freq = NULL;
+    j->logf = NULL;
+    j->edges = NULL;
+    j->root = NULL;
+    tok_jieba_close(j);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* User dictionaries                                                         */
+
+/* Copy the mapped arrays to the heap, so words can be added. */
+static int
+make_private(struct tok_jieba *j)
+{
+    int64_t *f;
+    double *l;
+    uint32_t *root;
+    struct tok_jedge *e;
+    size_t slots = j->edge_mask + 1;
+
+    if (j->heap)
+        return 0;
+    f = malloc(j->n_nodes * sizeof(*f));
+    l = malloc(j->n_nodes * sizeof(*l));
+    root = malloc(ROOT_N * sizeof(*root));
+    e = malloc(slots * sizeof(*e));
+    if (f == NULL || l == NULL || root == NULL || e == NULL) {
+        free(f);
+        free(l);
+        free(root);
+        free(e);
+        return TOK_ENOMEM;
+    }
+    memcpy(f, j->freq, j->n_nodes * sizeof(*f));
+    memcpy(l, j->logf, j->n_nodes * sizeof(*l));
+    memcpy(root, j->root, ROOT_N * sizeof(*root));
+    memcpy(e, j->edges, slots * sizeof(*e));
+    j->freq = f;
+    j->logf = l;
+    j->root = root;
+    j->edges = e;
+    j->cap_nodes = j->n_nodes;
+    j->heap = true;
+    return 0;
+}
+
+/* jieba's suggest_freq(word, tune=False) for a single string. */
+static int
+suggest_freq(struct tok_jieba *j, const char *w, size_t len,
+             const uint32_t *cps, size_t n, int64_t *out)
+{
+    struct tok_words ws;
+    double ftotal = (double)j->total, freq = 1.0;
+    uint32_t node = 0;
+    int64_t fw, f;
+    int rc;
+
+    tok_words_init(&ws);
+    rc = tok_jieba_cut(j, w, len, 0, &ws, NULL);
+    if (rc < 0) {
+        tok_words_release(&ws);
+        return rc;
+    }
+    for (size_t k = 0; k < ws.n; k++) {
+        uint32_t seg[256];
+        long m = decode_cps(w + ws.starts[k], ws.ends[k] - ws.starts[k], seg,
+                            256);
+        uint32_t nd = 0;
+        int64_t fs = 1;
+
+        for (long i = 0; i < m && (i == 0 || nd); i++)
+            nd = tok_jieba_child(j, nd, seg[i]);
+        if (m > 0 && nd)
+            fs = j->freq[nd]; /* FREQ.get(seg, 1): a prefix gives 0 */
+        freq *= (double)fs / ftotal;
+    }
+    tok_words_release(&ws);
+    for (size_t i = 0; i < n && (i == 0 || node); i++)
+        node = tok_jieba_child(j, node, cps[i]);
+    fw = (n > 0 && node) ? j->freq[node] : 1;
+    f = (int64_t)(freq * (double)j->total) + 1;
+    *out = f > fw ? f : fw;
+    return 0;
+}
+
+int64_t
+tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
+                        struct tok_err *err)
+{
+    char *data;
+    size_t len, line = 0;
+    int64_t n_added = 0;
+    int rc = read_file(path, &data, &len, err);
+    const char *p, *end;
+
+    if (rc < 0)
+        return rc;
+    if (make_private(j) < 0) {
+        free(data);
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    }
+    p = data;
+    end = data + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *a = p, *b = nl ? nl : end, *word_end, *q;
+        uint32_t cps[256];
+        int64_t freq = -1;
+        long n;
+
+        line++;
+        p = nl ? nl + 1 : end;
+        while (a < b && is_ascii_space(*a))
+            a++;
+        while (b > a && is_ascii_space(b[-1]))
+            b--;
+        if (tok_utf8_check(a, (size_t)(b - a)) != (size_t)(b - a)) {
+            free(data);
+            return tok_err_set(err, TOK_EFORMAT,
+                               "user dictionary '%s' line %zu: not UTF-8",
+                               path, line);
+        }
+        if (line == 1 && b - a >= 3 && memcmp(a, "\xEF\xBB\xBF", 3) == 0)
+            a += 3;
+        if (a == b)
+            continue;
+        /* re_userdict: ^(.+?)( [0-9]+)?( [a-z]+)?$ -- the lazy word takes
+         * the shortest prefix, so peel a tag, then a freq, off the end, as
+         * long as a word of at least one character remains. */
+        word_end = b;
+        q = word_end;
+        while (q > a && *(q - 1) >= 'a' && *(q - 1) <= 'z')
+            q--;
+        if (q < word_end && q - 1 > a && *(q - 1) == ' ')
+            word_end = q - 1;
+        q = word_end;
+        while (q > a && *(q - 1) >= '0' && *(q - 1) <= '9')
+            q--;
+        if (q < word_end && q - 1 > a && *(q - 1) == ' ') {
+            if (!parse_freq(q, (size_t)(word_end - q), &freq)) {
+                free(data);
+                return tok_err_set(err, TOK_EFORMAT,
+                                   "user dictionary '%s' line %zu: frequency "
+                                   "too large",
+                                   path, line);
+            }
+            word_end = q - 1;
+        }
+        n = decode_cps(a, (size_t)(word_end - a), cps, 256);
+        if (n <= 0) {
+            free(data);
+            return tok_err_set(err, TOK_EFORMAT,
+                               "user dictionary '%s' line %zu: word longer "
+                               "than 256 characters",
+                               path, line);
+        }
+        if (freq < 0 &&
+            suggest_freq(j, a, (size_t)(word_end - a), cps, (size_t)n,
+                         &freq) < 0)
+            goto nomem;
+        if (add_word(j, cps, (size_t)n, freq) < 0)
+            goto nomem;
+        if (freq == 0) {
+            uint32_t node = 0;
+
+            if (j->force_split == NULL) {
+                j->force_split = calloc(j->cap_nodes, 1);
+                if (j->force_split == NULL)
+                    goto nomem;
+            }
+            for (long i = 0; i < n; i++)
+                node = tok_jieba_child(j, node, cps[i]);
+            j->force_split[node] = 1;
+        }
+        j->logtotal = log((double)j->total);
+        n_added++;
+    }
+    free(data);
+    return n_added;
+nomem:
+    free(data);
+    return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+}
