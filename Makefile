@@ -20,6 +20,7 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/$(PROJECT)
 DESTDIR ?=
 SANITIZE ?=
 DEVELOPER ?=
@@ -97,6 +98,8 @@ install: all
 	$(INSTALL) -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 644 $(LIBTOK) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 644 libtok/tok.h $(DESTDIR)$(INCLUDEDIR)
+	$(INSTALL) -d $(DESTDIR)$(DATADIR)
+	$(INSTALL) -m 644 $(JIEBA_MODEL) $(DESTDIR)$(DATADIR)
 	$(if $(MAN1),$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1)
 	$(if $(MAN3),$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3)
 	$(if $(MAN5),$(INSTALL) -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5)
@@ -106,6 +109,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBTOK))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tok.h
+	rm -f $(DESTDIR)$(DATADIR)/jieba.model
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5)))

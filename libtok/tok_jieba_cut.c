@@ -126,10 +126,10 @@ reserve(struct cut_scratch *s, size_t n)
         return 0;
     while (cap < n + 1)
         cap *= 2;
-#define GROW(field)                                                           \
-    p = realloc(s->field, cap * sizeof(*s->field));                           \
-    if (p == NULL)                                                            \
-        return TOK_ENOMEM;                                                    \
+#define GROW(field)                                 \
+    p = realloc(s->field, cap * sizeof(*s->field)); \
+    if (p == NULL)                                  \
+        return TOK_ENOMEM;                          \
     s->field = p;
     GROW(cps)
     GROW(boff)
@@ -199,15 +199,15 @@ viterbi(struct cut *c, size_t a, size_t b)
                j->emit[(size_t)y * TOK_EMIT_N + (cps[a] - TOK_HAN_LO)];
     for (size_t t = 1; t < n; t++) {
         for (int y = 0; y < 4; y++) {
-            double em = j->emit[(size_t)y * TOK_EMIT_N + (cps[a + t] -
-                                                          TOK_HAN_LO)];
+            double em =
+                j->emit[(size_t)y * TOK_EMIT_N + (cps[a + t] - TOK_HAN_LO)];
             int y0 = prev_state[y][0], y1 = prev_state[y][1];
             double p0 = v[y0] + j->trans[y0][y] + em;
             double p1 = v[y1] + j->trans[y1][y] + em;
-            int best = (p1 > p0 || (p1 == p0 && state_letter[y1] >
-                                                    state_letter[y0]))
-                           ? y1
-                           : y0;
+            int best =
+                (p1 > p0 || (p1 == p0 && state_letter[y1] > state_letter[y0]))
+                    ? y1
+                    : y0;
 
             nv[y] = best == y0 ? p0 : p1;
             s->back[4 * t + (size_t)y] = (uint8_t)best;
@@ -230,8 +230,7 @@ viterbi(struct cut *c, size_t a, size_t b)
         } else if (label == TOK_HMM_E || label == TOK_HMM_S) {
             size_t from = label == TOK_HMM_E ? begin : i;
 
-            if (j->force_split &&
-                word_freq(j, cps, from, i + 1) == 0) {
+            if (j->force_split && word_freq(j, cps, from, i + 1) == 0) {
                 /* A user word of frequency 0 is forced apart. */
                 uint32_t node = 0;
                 for (size_t k = from; k <= i && (k == from || node); k++)
@@ -462,8 +461,8 @@ top_piece(struct cut *c, size_t a, size_t b, int is_match)
 }
 
 int
-tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
-              int hmm, struct tok_words *w, struct tok_err *err)
+tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len, int hmm,
+              struct tok_words *w, struct tok_err *err)
 {
     struct top_ctx t;
     struct cut_scratch *s;
@@ -475,11 +474,9 @@ tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
                            bad, (unsigned)(unsigned char)text[bad]);
     if (w->scratch == NULL) {
         s = calloc(1, sizeof(*s));
-        if (s == NULL ||
-            (s->md = pcre2_match_data_create(4, NULL)) == NULL) {
+        if (s == NULL || (s->md = pcre2_match_data_create(4, NULL)) == NULL) {
             free(s);
-            return tok_err_set(err, TOK_ENOMEM, "%s",
-                               tok_strerror(TOK_ENOMEM));
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
         }
         w->scratch = s;
     }

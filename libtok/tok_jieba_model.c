@@ -24,12 +24,12 @@
 
 #include "tok_int.h"
 
-#define MODEL_MAGIC "EKJIEBA"
+#define MODEL_MAGIC   "EKJIEBA"
 #define MODEL_VERSION 1u
-#define HEADER_SIZE 256u
-#define ROOT_N 0x10000u
-#define MIN_FLOAT (-3.14e100)
-#define NO_PARENT UINT32_MAX
+#define HEADER_SIZE   256u
+#define ROOT_N        0x10000u
+#define MIN_FLOAT     (-3.14e100)
+#define NO_PARENT     UINT32_MAX
 
 /* ------------------------------------------------------------------------ */
 /* The trie                                                                  */
@@ -197,8 +197,8 @@ jieba_free_arrays(struct tok_jieba *j)
 {
     bool in_map;
 
-#define IN_MAP(p)                                                             \
-    (j->map && (const void *)(p) >= j->map &&                                 \
+#define IN_MAP(p)                             \
+    (j->map && (const void *)(p) >= j->map && \
      (const char *)(p) < (const char *)j->map + j->map_len)
     in_map = IN_MAP(j->freq);
     if (!in_map) {
@@ -409,8 +409,7 @@ load_main_dict(struct tok_jieba *j, const char *path, struct tok_err *err)
             goto bad;
         if (add_word(j, cps, (size_t)n, freq) < 0) {
             free(data);
-            return tok_err_set(err, TOK_ENOMEM, "%s",
-                               tok_strerror(TOK_ENOMEM));
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
         }
         continue;
     bad:
@@ -422,8 +421,7 @@ load_main_dict(struct tok_jieba *j, const char *path, struct tok_err *err)
     }
     free(data);
     if (j->total <= 0)
-        return tok_err_set(err, TOK_EFORMAT, "dictionary '%s' is empty",
-                           path);
+        return tok_err_set(err, TOK_EFORMAT, "dictionary '%s' is empty", path);
     return 0;
 }
 
@@ -565,14 +563,13 @@ load_py_table(const char *dir, const char *name, int depth, double *vec,
         goto bad;
     free(data);
     return 0;
-bad:
-    {
-        size_t line = 1;
-        for (const char *q = data; q < r.p && q < data + len; q++)
-            line += *q == '\n';
-        rc = tok_err_set(err, TOK_EFORMAT, "cannot parse '%s' at line %zu",
-                         path, line);
-    }
+bad : {
+    size_t line = 1;
+    for (const char *q = data; q < r.p && q < data + len; q++)
+        line += *q == '\n';
+    rc = tok_err_set(err, TOK_EFORMAT, "cannot parse '%s' at line %zu", path,
+                     line);
+}
     free(data);
     return rc;
 }
@@ -653,8 +650,8 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         for (int b = 0; b < 4; b++)
             j->trans[a][b] = MIN_FLOAT;
     if ((rc = load_main_dict(j, dict_path, err)) < 0 ||
-        (rc = load_py_table(hmm_dir, "prob_start.py", 1, j->start, NULL,
-                            NULL, err)) < 0 ||
+        (rc = load_py_table(hmm_dir, "prob_start.py", 1, j->start, NULL, NULL,
+                            err)) < 0 ||
         (rc = load_py_table(hmm_dir, "prob_trans.py", 2, NULL, j->trans, NULL,
                             err)) < 0 ||
         (rc = load_py_table(hmm_dir, "prob_emit.py", 2, NULL, NULL, emit,
@@ -687,12 +684,11 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         tok_jieba_close(j);
         return rc;
     }
-    if (write_all(fd, h, sizeof(h)) < 0 ||
-        write_all(fd, j->freq, sec[0]) < 0 ||
+    if (write_all(fd, h, sizeof(h)) < 0 || write_all(fd, j->freq, sec[0]) < 0 ||
         write_all(fd, j->logf, sec[1]) < 0 ||
         write_all(fd, j->edges, (j->edge_mask + 1) * sizeof(*j->edges)) < 0 ||
-        write_all(fd, pad,
-                  sec[2] - (j->edge_mask + 1) * sizeof(*j->edges)) < 0 ||
+        write_all(fd, pad, sec[2] - (j->edge_mask + 1) * sizeof(*j->edges)) <
+            0 ||
         write_all(fd, j->root, ROOT_N * 4) < 0 ||
         write_all(fd, pad, sec[3] - ROOT_N * 4) < 0 ||
         write_all(fd, emit, sec[4]) < 0 || fsync(fd) < 0 || close(fd) < 0) {
@@ -791,8 +787,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
         (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
         get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
         get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0) {
-        rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header",
-                         path);
+        rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header", path);
         goto fail;
     }
     if (model_size(n_nodes, slots, sec) != j->map_len ||
@@ -836,8 +831,8 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     *out = j;
     return 0;
 corrupt:
-    rc = tok_err_set(err, TOK_EFORMAT, "model '%s': node id out of range",
-                     path);
+    rc =
+        tok_err_set(err, TOK_EFORMAT, "model '%s': node id out of range", path);
 fail:
     j->freq = NULL;
     j->logf = NULL;
@@ -905,8 +900,8 @@ suggest_freq(struct tok_jieba *j, const char *w, size_t len,
     }
     for (size_t k = 0; k < ws.n; k++) {
         uint32_t seg[256];
-        long m = decode_cps(w + ws.starts[k], ws.ends[k] - ws.starts[k], seg,
-                            256);
+        long m =
+            decode_cps(w + ws.starts[k], ws.ends[k] - ws.starts[k], seg, 256);
         uint32_t nd = 0;
         int64_t fs = 1;
 
@@ -959,8 +954,8 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
         if (tok_utf8_check(a, (size_t)(b - a)) != (size_t)(b - a)) {
             free(data);
             return tok_err_set(err, TOK_EFORMAT,
-                               "user dictionary '%s' line %zu: not UTF-8",
-                               path, line);
+                               "user dictionary '%s' line %zu: not UTF-8", path,
+                               line);
         }
         if (line == 1 && b - a >= 3 && memcmp(a, "\xEF\xBB\xBF", 3) == 0)
             a += 3;
@@ -996,9 +991,8 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
                                "than 256 characters",
                                path, line);
         }
-        if (freq < 0 &&
-            suggest_freq(j, a, (size_t)(word_end - a), cps, (size_t)n,
-                         &freq) < 0)
+        if (freq < 0 && suggest_freq(j, a, (size_t)(word_end - a), cps,
+                                     (size_t)n, &freq) < 0)
             goto nomem;
         if (add_word(j, cps, (size_t)n, freq) < 0)
             goto nomem;

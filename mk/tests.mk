@@ -35,7 +35,8 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 		-r tests/conformance/requirements.txt
 	$(Q)touch $@
 
-.PHONY: venv test test-unit test-cli test-fuzz test-conformance check
+.PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
+	check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -43,7 +44,7 @@ test: deps
 	@$(MAKE) --no-print-directory -k test-run; \
 	tests/summarize $(TEST_LOG)
 
-test-run: test-unit test-cli test-fuzz test-conformance
+test-run: test-unit test-cli test-fuzz test-conformance test-segment
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -65,6 +66,13 @@ test-conformance: $(TOOLS) $(VENV_STAMP)
 		$(VENV)/bin/python tests/conformance/run.py \
 		--tokenize $(BUILD)/tokenize --data $(DATA) \
 		--cache build/oracle-cache
+
+# segment against the real jieba: Debian's python3-jieba, seen by Debian's
+# Python (not the venv, whose PyPI jieba would shadow it).
+test-segment: $(TOOLS) $(JIEBA_MODEL)
+	@tests/run-suite $(TEST_LOG) segment-conformance \
+		/usr/bin/python3 tests/conformance/segment_run.py \
+		--segment $(BUILD)/segment --data $(DATA)
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: MIT
-# tools/: one .c per command, thin over the libraries; cli.c is shared.
+# tools/: one .c per command, thin over the libraries; cli*.c are shared.
 
-TOOL_NAMES := tokenize
+TOOL_NAMES := tokenize segment
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o
 
+# segment also needs ICU (sentence breaks) and knows where the installed
+# model lives.
+$(BUILD)/segment: TOOL_LIBS := -licuuc -licudata
+$(BUILD)/tools/segment.o: ALL_CFLAGS += -DDATADIR='"$(DATADIR)"'
+
 $(BUILD)/%: $(BUILD)/tools/%.o $(CLI_OBJS) $(LIBTOK)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS) $(TOOL_LIBS)
 
 ALL_TARGETS += $(TOOLS)

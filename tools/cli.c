@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "cli.h"
 #include "banned.h"
@@ -84,6 +85,66 @@ cli_output_open(struct cli_output *o, const char *path)
     o->fp = fopen(o->tmp_path, "wb");
     if (o->fp == NULL)
         err(1, "cannot create '%s'", o->tmp_path);
+    {
+        size_t n = strlen(path);
+
+        if (n > 4 && strcmp(path + n - 4, ".zst") == 0) {
+            o->zcs = ZSTD_createCStream();
+            o->zcap = ZSTD_CStreamOutSize();
+            o->zbuf = malloc(o->zcap);
+            if (o->zcs == NULL || o->zbuf == NULL)
+                errx(1, "cannot compress '%s': out of memory", path);
+            ZSTD_CCtx_setParameter(o->zcs, ZSTD_c_compressionLevel, 3);
+        }
+    }
+}
+
+/* Feed p[0..n) to the compressor (mode ZSTD_e_continue or ZSTD_e_end) and
+ * write what it produces. */
+static int
+zwrite(struct cli_output *o, const void *p, size_t n, ZSTD_EndDirective mode)
+{
+    ZSTD_inBuffer in = { p, n, 0 };
+
+    for (;;) {
+        ZSTD_outBuffer out = { o->zbuf, o->zcap, 0 };
+        size_t left = ZSTD_compressStream2(o->zcs, &out, &in, mode);
+
+        if (ZSTD_isError(left)) {
+            warnx("cannot compress '%s': %s", o->path, ZSTD_getErrorName(left));
+            return -1;
+        }
+        if (out.pos && fwrite(o->zbuf, 1, out.pos, o->fp) != out.pos) {
+            warn("cannot write '%s'", o->tmp_path);
+            return -1;
+        }
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return 0;
+    }
+}
+
+int
+cli_output_write(struct cli_output *o, const void *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (o->zcs)
+        return zwrite(o, p, n, ZSTD_e_continue);
+    if (fwrite(p, 1, n, o->fp) != n) {
+        warn("cannot write '%s'", o->path ? o->tmp_path : "stdout");
+        return -1;
+    }
+    return 0;
+}
+
+static void
+output_free(struct cli_output *o)
+{
+    ZSTD_freeCStream(o->zcs);
+    free(o->zbuf);
+    free(o->path);
+    free(o->tmp_path);
+    memset(o, 0, sizeof(*o));
 }
 
 int
@@ -91,6 +152,8 @@ cli_output_commit(struct cli_output *o)
 {
     int rc = 0;
 
+    if (o->zcs && zwrite(o, "", 0, ZSTD_e_end) < 0)
+        rc = -1;
     if (o->path == NULL) {
         if (fflush(stdout) != 0 || ferror(stdout)) {
             warn("stdout");
@@ -98,7 +161,8 @@ cli_output_commit(struct cli_output *o)
         }
         return 0;
     }
-    if (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0) {
+    if (rc == 0 &&
+        (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0)) {
         warn("cannot write '%s'", o->tmp_path);
         rc = -1;
     }
@@ -113,23 +177,46 @@ cli_output_commit(struct cli_output *o)
     }
     if (rc != 0)
         unlink(o->tmp_path);
-    free(o->path);
-    free(o->tmp_path);
-    o->path = o->tmp_path = NULL;
+    output_free(o);
     return rc;
 }
 
 void
 cli_output_abort(struct cli_output *o)
 {
-    if (o->path == NULL)
+    if (o->path == NULL) {
+        output_free(o);
         return;
+    }
     if (o->fp)
         fclose(o->fp);
     unlink(o->tmp_path);
-    free(o->path);
-    free(o->tmp_path);
-    memset(o, 0, sizeof(*o));
+    output_free(o);
+}
+
+bool
+cli_is_space(uint32_t cp)
+{
+    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) ||
+           cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+bool
+cli_is_blank_line(const char *s, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        uint32_t cp;
+        size_t n = tok_utf8_decode(s + i, len - i, &cp);
+
+        if (n == 0 || !cli_is_space(cp))
+            return false;
+        i += n;
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -47,6 +47,12 @@ long cli_input_read(struct cli_input *in, char *buf, size_t n);
 /* cli_input_name: the name used in messages ("<stdin>" for "-"). */
 const char *cli_input_name(const struct cli_input *in);
 
+/* cli_input_json_array: read the input as one JSON array (WuDao's
+ * layout) and hand out each element as one line of JSON: newlines inside an
+ * element become spaces, the array's brackets and commas go.  A malformed
+ * array is an error naming the line.  Call right after cli_input_open(). */
+void cli_input_json_array(struct cli_input *in);
+
 /* cli_input_close: NULL is a no-op. */
 void cli_input_close(struct cli_input *in);
 
@@ -55,12 +61,19 @@ void cli_input_close(struct cli_input *in);
 
 /* An output file written as "<path>.tmp.<pid>" and renamed on commit, so an
  * interrupted run never leaves a file that looks complete.  "-" or NULL is
- * stdout, which is written directly. */
+ * stdout, which is written directly.  A path ending in ".zst" is written
+ * zstd-compressed. */
 struct cli_output {
     FILE *fp;
     char *path;     /* final name, NULL for stdout */
     char *tmp_path; /* temporary name, NULL for stdout */
+    void *zcs;      /* ZSTD_CStream when compressing */
+    char *zbuf;
+    size_t zcap;
 };
+
+/* cli_output_write: write n bytes; returns 0 or -1 after a warning. */
+int cli_output_write(struct cli_output *o, const void *p, size_t n);
 
 /* cli_output_open: exits with status 1 (after a message) on failure. */
 void cli_output_open(struct cli_output *o, const char *path);
@@ -90,6 +103,11 @@ double cli_now(void);
 /* ------------------------------------------------------------------------ */
 /* The ordered parallel pipeline                                             */
 
+/* Where records end.  The pipeline hands workers whole records only:
+ * CLI_RECORDS_LINES cuts after a newline; CLI_RECORDS_BLANK after a blank
+ * line (only Unicode whitespace), so a record is a block of lines. */
+enum cli_records { CLI_RECORDS_LINES, CLI_RECORDS_BLANK };
+
 /* What a worker reports about one chunk. */
 struct cli_chunk_result {
     struct tok_buf out; /* bytes to write, in order */
@@ -116,9 +134,18 @@ struct cli_pipeline_stats {
  * in input order.  Stops at the first chunk with status != 0 after writing
  * the output before it, and prints "<prog>: <name>:<line>: <msg>".
  * Returns 0, or 1 on error (input, output or a chunk's). */
-int cli_pipeline_run(struct cli_input *in, FILE *out, unsigned n_threads,
-                     size_t chunk_size, cli_chunk_fn fn, void *ctx,
+int cli_pipeline_run(struct cli_input *in, struct cli_output *out,
+                     unsigned n_threads, size_t chunk_size,
+                     enum cli_records records, cli_chunk_fn fn, void *ctx,
                      struct cli_progress *progress,
                      struct cli_pipeline_stats *stats);
+
+/* cli_is_blank_line: true if s[0..len) holds only Python's whitespace
+ * (str.isspace(): the 29 code points of Unicode White_Space plus
+ * U+001C..U+001F). */
+bool cli_is_blank_line(const char *s, size_t len);
+
+/* cli_is_space: Python's str.isspace() for one code point. */
+bool cli_is_space(uint32_t cp);
 
 #endif /* CLI_H */

@@ -85,6 +85,7 @@ worker_main(void *arg)
  * in `carry` for the next chunk. */
 struct reader {
     struct cli_input *in;
+    enum cli_records records;
     struct tok_buf carry;
     bool eof;
     int error;
@@ -104,8 +105,31 @@ count_newlines(const char *s, size_t len)
     return n;
 }
 
-/* Fill s with at least chunk_size bytes of whole lines (or the rest of the
- * input).  Returns true if the slot holds data. */
+/* The end of the last whole record in b[0..len), or 0 if there is none:
+ * after the last newline, or after the last blank line. */
+static size_t
+records_end(enum cli_records records, const char *b, size_t len)
+{
+    const char *nl = memrchr(b, '\n', len);
+
+    if (nl == NULL)
+        return 0;
+    if (records == CLI_RECORDS_LINES)
+        return (size_t)(nl - b) + 1;
+    /* The last line that is blank and ends with a newline. */
+    while (nl != NULL) {
+        const char *start = memrchr(b, '\n', (size_t)(nl - b));
+        const char *ls = start ? start + 1 : b;
+
+        if (start != NULL && cli_is_blank_line(ls, (size_t)(nl - ls)))
+            return (size_t)(nl - b) + 1;
+        nl = start;
+    }
+    return 0;
+}
+
+/* Fill s with at least chunk_size bytes of whole records (or the rest of
+ * the input).  Returns true if the slot holds data. */
 static bool
 fill(struct reader *rd, struct slot *s, size_t chunk_size,
      struct cli_progress *prog)
@@ -117,13 +141,11 @@ fill(struct reader *rd, struct slot *s, size_t chunk_size,
         goto nomem;
     tok_buf_clear(&rd->carry);
     while (!rd->eof) {
-        const char *nl;
+        size_t keep;
         long got;
 
         if (b->len >= chunk_size &&
-            (nl = memrchr(b->data, '\n', b->len)) != NULL) {
-            size_t keep = (size_t)(nl - b->data) + 1;
-
+            (keep = records_end(rd->records, b->data, b->len)) > 0) {
             if (tok_buf_append(&rd->carry, b->data + keep, b->len - keep) < 0)
                 goto nomem;
             b->len = keep;
@@ -168,15 +190,13 @@ nomem:
 
 /* Write a finished slot; returns 0, or 1 if the run must stop. */
 static int
-drain(struct reader *rd, struct slot *s, FILE *out,
+drain(struct reader *rd, struct slot *s, struct cli_output *out,
       struct cli_pipeline_stats *stats)
 {
     struct cli_chunk_result *r = &s->res;
 
-    if (r->out.len && fwrite(r->out.data, 1, r->out.len, out) != r->out.len) {
-        warn("write error");
+    if (cli_output_write(out, r->out.data, r->out.len) < 0)
         return 1;
-    }
     stats->n_records += r->n_records;
     stats->n_skipped += r->n_skipped;
     stats->bytes_in += s->in.len;
@@ -189,8 +209,9 @@ drain(struct reader *rd, struct slot *s, FILE *out,
 }
 
 int
-cli_pipeline_run(struct cli_input *in, FILE *out, unsigned n_threads,
-                 size_t chunk_size, cli_chunk_fn fn, void *ctx,
+cli_pipeline_run(struct cli_input *in, struct cli_output *out,
+                 unsigned n_threads, size_t chunk_size,
+                 enum cli_records records, cli_chunk_fn fn, void *ctx,
                  struct cli_progress *prog, struct cli_pipeline_stats *stats)
 {
     struct pipeline p;
@@ -204,6 +225,7 @@ cli_pipeline_run(struct cli_input *in, FILE *out, unsigned n_threads,
     memset(&p, 0, sizeof(p));
     memset(&rd, 0, sizeof(rd));
     rd.in = in;
+    rd.records = records;
     rd.next_line = 1;
     tok_buf_init(&rd.carry);
     p.fn = fn;

@@ -515,8 +515,9 @@ main(int argc, char **argv)
                 rval = 1;
                 continue;
             }
-            if (cli_pipeline_run(in, out.fp, n_threads, CHUNK_SIZE,
-                                 process_chunk, &c, &prog, &stats) != 0)
+            if (cli_pipeline_run(in, &out, n_threads, CHUNK_SIZE,
+                                 CLI_RECORDS_LINES, process_chunk, &c, &prog,
+                                 &stats) != 0)
                 rval = 1;
             if (stats.n_skipped > skipped_before && !quiet)
                 warnx("%s: skipped %llu bad record%s", cli_input_name(in),

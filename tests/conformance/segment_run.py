@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Conformance of `segment` against jieba 0.42.1 (Debian's python3-jieba).
+
+Run with Debian's /usr/bin/python3, which sees python3-jieba.  Each case
+produces the expected output with the real jieba and the sentence rules of
+PaddleNLP's words_segmentation.py (restated below with the same regexes),
+runs our tool on the same input, and compares the bytes.  Because jieba's
+words never contain a space except the one-space word, " ".join(words) is
+an exact, unambiguous record of the word list.
+
+Ends with "segment-conformance: N passed, N failed, N skipped".
+"""
+import argparse
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import jieba
+
+jieba.setLogLevel(logging.ERROR)
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+# PaddleNLP model_zoo/ernie-1.0/preprocess/words_segmentation.py
+SPECIAL_CHARS = ['\n', '。', '?', '？', ' ', ';', '；', '！', '!']
+SPLIT_CHARS = ['。', '?', '？', ';', '；', '!', '！']
+
+
+def paddle_doc(text, cut):
+    for char in SPECIAL_CHARS:
+        text = re.sub('[' + char + ']+[ ]*', char, text)
+    for char in SPLIT_CHARS:
+        text = text.replace(char, char + "\n")
+    final = ""
+    for line in text.split("\n"):
+        if len(line) == 0:
+            continue
+        final += " ".join(cut(line)) + "\n"
+    return final + "\n"
+
+
+def lines_doc(text, cut):
+    """--sentence-rule none: every line is a sentence."""
+    final = ""
+    for line in text.split("\n"):
+        if len(line) == 0:
+            continue
+        final += " ".join(cut(line)) + "\n"
+    return final + "\n"
+
+
+def words_doc(text, cut):
+    """--words-only: the words of the whole document, whitespace dropped."""
+    return " ".join(w for w in cut(text) if not w.isspace()) + "\n"
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+
+    def check(self, name, ours, ref):
+        if ours == ref:
+            self.passed += 1
+            print("ok   %s  %d bytes" % (name, len(ref)))
+            return
+        self.failed += 1
+        a = ours.decode("utf-8", "replace").split("\n")
+        b = ref.decode("utf-8", "replace").split("\n")
+        for i in range(min(len(a), len(b))):
+            if a[i] != b[i]:
+                print("FAIL %s: first difference at output line %d\n"
+                      "  ours: %r\n  ref:  %r" % (name, i + 1, a[i][:300],
+                                                  b[i][:300]))
+                return
+        print("FAIL %s: %d output lines, reference has %d"
+              % (name, len(a), len(b)))
+
+
+def run(tool, args, path):
+    p = subprocess.run([tool, "-q", "-j", "2"] + args + [path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        return ("exit %d: %s" % (p.returncode,
+                                 p.stderr.decode(errors="replace"))).encode()
+    return p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--segment", required=True)
+    ap.add_argument("--data", required=True)
+    args = ap.parse_args()
+    res = Results()
+    print("# reference: jieba %s from %s" % (jieba.__version__,
+                                             os.path.dirname(jieba.__file__)))
+    if not os.path.isdir(args.data):
+        res.skipped += 1
+        print("skip segment-conformance: no shared data at %s" % args.data)
+        return finish(res)
+    work = tempfile.mkdtemp(prefix="segment-conformance.")
+
+    docs = []
+    for f in ("zh/cmrc2018_dev.json", "zh/cmrc2018_trial.json"):
+        with open(os.path.join(args.data, f), encoding="utf-8") as fh:
+            d = json.load(fh)
+        docs += [p["context"] for a in d["data"] for p in a["paragraphs"]]
+    with open(os.path.join(TOP, "testdata/segment/adversarial.jsonl"),
+              encoding="utf-8") as fh:
+        adversarial = [json.loads(ln)["text"] for ln in fh if ln.strip()]
+    pku = os.path.join(args.data, "zh/sighan2005-pku/pku_test.utf8")
+    wiki = os.path.join(args.data, "en/wikitext-2-raw/wiki.test.raw")
+
+    cut_hmm = lambda s: jieba.cut(s, HMM=True)  # noqa: E731
+    cut_nohmm = lambda s: jieba.cut(s, HMM=False)  # noqa: E731
+
+    # 1. Words of every line (sentence rule none), HMM on and off.
+    for name, path in (("pku_test", pku), ("wiki.test", wiki)):
+        with open(path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        for hmm, cut, flag in ((True, cut_hmm, []),
+                               (False, cut_nohmm, ["-H"])):
+            ref = "".join(lines_doc(ln.decode("utf-8").rstrip("\r"), cut)
+                          for ln in lines).encode()
+            res.check("%s words %s" % (name, "hmm" if hmm else "no-hmm"),
+                      run(args.segment, ["-r", "none"] + flag, path), ref)
+
+    # 2. The full PaddleNLP format on JSONL documents (cmrc2018 contexts and
+    # the adversarial table), HMM on and off.
+    for name, texts in (("cmrc2018", docs), ("adversarial", adversarial)):
+        path = os.path.join(work, name + ".jsonl")
+        with open(path, "w", encoding="utf-8") as fh:
+            for t in texts:
+                fh.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
+        for hmm, cut, flag in ((True, cut_hmm, []),
+                               (False, cut_nohmm, ["-H"])):
+            ref = "".join(paddle_doc(t, cut) for t in texts).encode()
+            res.check("%s paddle-format %s" % (name,
+                                               "hmm" if hmm else "no-hmm"),
+                      run(args.segment, ["-f", "jsonl"] + flag, path), ref)
+        ref = "".join(words_doc(t, cut_hmm) for t in texts).encode()
+        res.check("%s words-only" % name,
+                  run(args.segment, ["-f", "jsonl", "-w"], path), ref)
+
+    # 3. WuDao's JSON array, as words_segmentation.py reads it.
+    path = os.path.join(work, "wudao.json")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump([{"id": i, "title": "t%d" % i, "content": t,
+                    "dataType": "百科"} for i, t in enumerate(docs[:300])],
+                  fh, ensure_ascii=False, indent=1)
+    ref = "".join(paddle_doc(t, cut_hmm) for t in docs[:300]).encode()
+    res.check("wudao paddle-format", run(args.segment, ["-f", "wudao"], path),
+              ref)
+
+    # 4. Blank-line separated documents of plain text.
+    path = os.path.join(work, "blank.txt")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n\n".join(docs[:200]) + "\n")
+    ref = "".join(paddle_doc(t, cut_hmm) for t in docs[:200]).encode()
+    res.check("blank-line docs paddle-format",
+              run(args.segment, ["-d", "blank"], path), ref)
+
+    # 5. A user dictionary, loaded as jieba.load_userdict does (in a fresh
+    # jieba instance, so the main one stays untouched).
+    udict = os.path.join(TOP, "testdata/segment/userdict.txt")
+    tk = jieba.Tokenizer()
+    tk.load_userdict(udict)
+    texts = docs[:400] + adversarial
+    path = os.path.join(work, "user.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        for t in texts:
+            fh.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
+    for hmm, flag in ((True, []), (False, ["-H"])):
+        ref = "".join(paddle_doc(t, lambda s: tk.cut(s, HMM=hmm))
+                      for t in texts).encode()
+        res.check("user dictionary %s" % ("hmm" if hmm else "no-hmm"),
+                  run(args.segment, ["-f", "jsonl", "-U", udict] + flag,
+                      path), ref)
+    return finish(res)
+
+
+def finish(res):
+    print("segment-conformance: %d passed, %d failed, %d skipped"
+          % (res.passed, res.failed, res.skipped))
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

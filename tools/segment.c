@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segment: Chinese word segmentation and sentence splitting, as PaddleNLP's
+ * words_segmentation.py does with jieba: documents in (text lines, blank-
+ * line blocks, JSONL or WuDao JSON arrays), one sentence a line out with
+ * words joined by one space and a blank line after each document.  A thin
+ * layer over libtok's jieba engine and the shared pipeline; see segment(1).
+ */
+#include <err.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/ubrk.h>
+#include <unicode/utext.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tok.h"
+#include "banned.h"
+
+#define CHUNK_SIZE (1u << 20)
+
+#ifndef DATADIR
+#    define DATADIR "/usr/local/share/erniekit"
+#endif
+
+enum in_format { IN_TEXT, IN_JSONL, IN_WUDAO };
+enum rule { RULE_PADDLE, RULE_ICU, RULE_NONE };
+
+struct worker {
+    struct tok_words words;
+    struct tok_buf doc, text;
+    struct json_tokener *jt;
+    UBreakIterator *brk;
+};
+
+struct ctx {
+    const struct tok_jieba *jieba;
+    enum in_format format;
+    bool blank_docs, words_only, skip_bad, hmm;
+    enum rule rule;
+    const char *json_key;
+    struct worker *workers;
+};
+
+static void
+usage(void)
+{
+    fprintf(stderr,
+            "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
+            "[-k key]\n"
+            "               [-m model] [-o output] [-r rule] [-U userdict] "
+            "[file ...]\n");
+    exit(EXIT_USAGE);
+}
+
+static void
+help(void)
+{
+    printf(
+        "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
+        "[-k key]\n"
+        "               [-m model] [-o output] [-r rule] [-U userdict] "
+        "[file ...]\n"
+        "\n"
+        "Split documents into sentences and words exactly as jieba 0.42.1 "
+        "and\nPaddleNLP's words_segmentation.py do: one sentence a line, "
+        "words joined by\none space, a blank line after each document.  "
+        "Files may be zstd-compressed;\nno file or '-' reads stdin.\n"
+        "\n"
+        "  -f, --format FMT       text (default), jsonl, wudao (a JSON array "
+        "of objects)\n"
+        "  -d, --doc-sep SEP      text: a document is a line (default) or a "
+        "block of\n"
+        "                         lines ended by a blank line (blank)\n"
+        "  -k, --json-key KEY     field of the text (default 'text', wudao: "
+        "'content')\n"
+        "  -r, --sentence-rule R  paddle (default), icu (ICU sentence "
+        "breaks), none\n"
+        "                         (newlines only)\n"
+        "  -w, --words-only       one document a line, words only, no "
+        "sentence split\n"
+        "  -H, --no-hmm           jieba.cut(HMM=False)\n"
+        "  -U, --user-dict FILE   add a jieba user dictionary (word [freq] "
+        "[tag])\n"
+        "  -m, --model FILE       the compiled jieba model (default: beside "
+        "the program,\n"
+        "                         then " DATADIR "/jieba.model)\n"
+        "  -s, --skip-bad         skip (and count) bad records instead of "
+        "failing\n"
+        "  -j, --threads N        worker threads (default: online CPUs)\n"
+        "  -o, --output FILE      write to FILE via a temporary file; "
+        "*.zst is compressed\n"
+        "  -P, --progress         show progress on stderr even if it is not "
+        "a terminal\n"
+        "  -q, --quiet            no progress, no summary\n"
+        "  -h, --help             show this help and exit\n"
+        "  -V, --version          show the version and exit\n"
+        "\n"
+        "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
+        "error.\n");
+    exit(0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void vset_error(struct cli_chunk_result *r, uint64_t line,
+                       const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static bool bad_record(const struct ctx *c, struct cli_chunk_result *r,
+                       uint64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
+           va_list ap)
+{
+    r->status = 1;
+    r->err_line = line;
+    vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
+}
+
+static bool
+bad_record(const struct ctx *c, struct cli_chunk_result *r, uint64_t line,
+           const char *fmt, ...)
+{
+    va_list ap;
+
+    if (c->skip_bad) {
+        r->n_skipped++;
+        return true;
+    }
+    va_start(ap, fmt);
+    vset_error(r, line, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool
+nomem(struct cli_chunk_result *r, uint64_t line)
+{
+    r->status = 1;
+    r->err_line = line;
+    snprintf(r->err_msg, sizeof(r->err_msg), "out of memory");
+    return false;
+}
+
+/* Append the words of text[0..len) joined by one space, then a newline.
+ * With skip_space, whitespace words are left out. */
+static int
+put_words(const struct ctx *c, struct worker *w, const char *text,
+          size_t len, bool skip_space, struct tok_buf *out)
+{
+    bool first = true;
+
+    tok_words_clear(&w->words);
+    if (tok_jieba_cut(c->jieba, text, len, c->hmm, &w->words, NULL) < 0)
+        return -1;
+    for (size_t i = 0; i < w->words.n; i++) {
+        size_t a = w->words.starts[i], b = w->words.ends[i];
+
+        if (skip_space) {
+            uint32_t cp;
+            size_t k = tok_utf8_decode(text + a, b - a, &cp);
+
+            if ((k == b - a && cli_is_space(cp)) ||
+                (b - a == 2 && text[a] == '\r' && text[a + 1] == '\n'))
+                continue;
+        }
+        if ((!first && tok_buf_append(out, " ", 1) < 0) ||
+            tok_buf_append(out, text + a, b - a) < 0)
+            return -1;
+        first = false;
+    }
+    return tok_buf_append(out, "\n", 1);
+}
+
+/* PaddleNLP's "simple rules": collapse runs of each special character
+ * (and the ASCII spaces after them), break after the terminators, split at
+ * newlines, drop empty pieces. */
+static const char *const collapse_chars[] = { "\n", "\xE3\x80\x82", "?",
+                                              "\xEF\xBC\x9F", " ", ";",
+                                              "\xEF\xBC\x9B", "\xEF\xBC\x81",
+                                              "!" };
+static const char *const split_chars[] = { "\xE3\x80\x82", "?",
+                                           "\xEF\xBC\x9F", ";",
+                                           "\xEF\xBC\x9B", "!",
+                                           "\xEF\xBC\x81" };
+
+/* re.sub('[c]+[ ]*', c, src) into dst. */
+static int
+collapse(const char *src, size_t len, const char *ch, struct tok_buf *dst)
+{
+    size_t n = strlen(ch), i = 0, from = 0;
+
+    tok_buf_clear(dst);
+    while (i + n <= len) {
+        if (memcmp(src + i, ch, n) != 0) {
+            i++;
+            continue;
+        }
+        if (tok_buf_append(dst, src + from, i - from + n) < 0)
+            return -1;
+        while (i + n <= len && memcmp(src + i, ch, n) == 0)
+            i += n;
+        while (i < len && src[i] == ' ')
+            i++;
+        from = i;
+    }
+    return tok_buf_append(dst, src + from, len - from);
+}
+
+static bool
+is_split_char(const char *s, size_t len, size_t *n)
+{
+    for (size_t k = 0; k < sizeof(split_chars) / sizeof(split_chars[0]); k++) {
+        size_t m = strlen(split_chars[k]);
+
+        if (m <= len && memcmp(s, split_chars[k], m) == 0) {
+            *n = m;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int
+segment_paddle(const struct ctx *c, struct worker *w, const char *doc,
+               size_t len, struct tok_buf *out)
+{
+    struct tok_buf *a = &w->doc, *b = &w->text, *t;
+    const char *p, *end, *piece;
+
+    tok_buf_clear(a);
+    if (tok_buf_append(a, doc, len) < 0)
+        return -1;
+    for (size_t k = 0; k < sizeof(collapse_chars) / sizeof(collapse_chars[0]);
+         k++) {
+        if (collapse(a->data, a->len, collapse_chars[k], b) < 0)
+            return -1;
+        t = a;
+        a = b;
+        b = t;
+    }
+    /* Split after each terminator and at each newline. */
+    p = piece = a->data;
+    end = a->data + a->len;
+    while (p < end) {
+        size_t n = 1;
+
+        if (*p == '\n') {
+            if (p > piece && put_words(c, w, piece, (size_t)(p - piece), false,
+                                       out) < 0)
+                return -1;
+            piece = ++p;
+            continue;
+        }
+        if (is_split_char(p, (size_t)(end - p), &n)) {
+            p += n;
+            if (put_words(c, w, piece, (size_t)(p - piece), false, out) < 0)
+                return -1;
+            piece = p;
+            continue;
+        }
+        p++;
+    }
+    if (end > piece && put_words(c, w, piece, (size_t)(end - piece), false,
+                                 out) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+segment_lines(const struct ctx *c, struct worker *w, const char *doc,
+              size_t len, struct tok_buf *out)
+{
+    const char *p = doc, *end = doc + len;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+
+        if (e > p && put_words(c, w, p, (size_t)(e - p), false, out) < 0)
+            return -1;
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* ICU's sentence boundaries; trailing whitespace of each sentence is
+ * dropped and so are empty sentences. */
+static int
+segment_icu(const struct ctx *c, struct worker *w, const char *doc,
+            size_t len, struct tok_buf *out)
+{
+    UErrorCode ec = U_ZERO_ERROR;
+    UText *ut = utext_openUTF8(NULL, doc, (int64_t)len, &ec);
+    int32_t a, b;
+
+    if (U_FAILURE(ec))
+        return -1;
+    ubrk_setUText(w->brk, ut, &ec);
+    if (U_FAILURE(ec)) {
+        utext_close(ut);
+        return -1;
+    }
+    a = ubrk_first(w->brk);
+    while ((b = ubrk_next(w->brk)) != UBRK_DONE) {
+        size_t s = (size_t)a, e = (size_t)b;
+
+        a = b;
+        while (e > s) {
+            /* Step back over one whitespace character. */
+            size_t k = e - 1;
+            uint32_t cp;
+
+            while (k > s && ((unsigned char)doc[k] & 0xC0) == 0x80)
+                k--;
+            if (tok_utf8_decode(doc + k, e - k, &cp) != e - k ||
+                !cli_is_space(cp))
+                break;
+            e = k;
+        }
+        if (e > s && segment_lines(c, w, doc + s, e - s, out) < 0) {
+            utext_close(ut);
+            return -1;
+        }
+    }
+    utext_close(ut);
+    return 0;
+}
+
+static int
+segment_doc(const struct ctx *c, struct worker *w, const char *doc,
+            size_t len, struct tok_buf *out)
+{
+    int rc;
+
+    if (c->words_only)
+        return put_words(c, w, doc, len, true, out);
+    switch (c->rule) {
+    case RULE_PADDLE:
+        rc = segment_paddle(c, w, doc, len, out);
+        break;
+    case RULE_ICU:
+        rc = segment_icu(c, w, doc, len, out);
+        break;
+    default:
+        rc = segment_lines(c, w, doc, len, out);
+        break;
+    }
+    if (rc < 0)
+        return rc;
+    return tok_buf_append(out, "\n", 1);
+}
+
+/* The text of a JSON record, or NULL (reported). */
+static const char *
+json_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
+          uint64_t line, struct cli_chunk_result *r, size_t *out_len,
+          struct json_object **obj_out, bool *ok)
+{
+    struct json_object *obj, *field;
+    enum json_tokener_error je;
+    const char *p = s, *end = s + len;
+
+    *ok = true;
+    *obj_out = NULL;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    if (p == end)
+        return NULL; /* a blank line: no record */
+    json_tokener_reset(w->jt);
+    obj = json_tokener_parse_ex(w->jt, p, (int)(end - p));
+    je = json_tokener_get_error(w->jt);
+    if (obj == NULL || je != json_tokener_success) {
+        json_object_put(obj);
+        *ok = bad_record(c, r, line, "invalid JSON: %s",
+                         je == json_tokener_continue
+                             ? "unexpected end of record"
+                             : json_tokener_error_desc(je));
+        return NULL;
+    }
+    for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\r')
+            break;
+    if (p != end) {
+        json_object_put(obj);
+        *ok = bad_record(c, r, line, "invalid JSON: text after the value");
+        return NULL;
+    }
+    if (!json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, c->json_key, &field) ||
+        !json_object_is_type(field, json_type_string)) {
+        json_object_put(obj);
+        *ok = bad_record(c, r, line, "no string field '%s'", c->json_key);
+        return NULL;
+    }
+    *obj_out = obj;
+    *out_len = (size_t)json_object_get_string_len(field);
+    return json_object_get_string(field);
+}
+
+static void
+process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
+              uint64_t first_line, struct cli_chunk_result *r)
+{
+    const struct ctx *c = arg;
+    struct worker *w = &c->workers[worker];
+    const char *p = lines, *end = lines + len;
+    uint64_t line = first_line;
+
+    while (p < end) {
+        const char *rec = p, *rec_end;
+        uint64_t rec_line = line;
+        size_t bad;
+
+        if (c->format == IN_TEXT && c->blank_docs) {
+            /* A document: lines up to a blank line (or the end). */
+            const char *q = p;
+
+            rec_end = end;
+            while (q < end) {
+                const char *nl = memchr(q, '\n', (size_t)(end - q));
+                const char *le = nl ? nl : end;
+
+                line++;
+                if (cli_is_blank_line(q, (size_t)(le - q))) {
+                    rec_end = q;
+                    p = nl ? nl + 1 : end;
+                    break;
+                }
+                q = nl ? nl + 1 : end;
+                p = q;
+            }
+            /* Drop the newline that ends the document's last line. */
+            if (rec_end > rec && rec_end[-1] == '\n')
+                rec_end--;
+            if (rec_end == rec)
+                continue; /* blank lines between documents */
+        } else {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+            rec_end = nl ? nl : end;
+            p = nl ? nl + 1 : end;
+            line++;
+        }
+        bad = tok_utf8_check(rec, (size_t)(rec_end - rec));
+        if (bad != (size_t)(rec_end - rec)) {
+            if (!bad_record(c, r, rec_line,
+                            "invalid UTF-8 at byte offset %zu of the record",
+                            bad))
+                return;
+            continue;
+        }
+        r->n_records++;
+        if (c->format == IN_TEXT) {
+            /* CR LF line ends count as LF, as Python's text files do. */
+            const char *t = rec;
+            size_t n = (size_t)(rec_end - rec);
+
+            if (memchr(rec, '\r', n) != NULL) {
+                tok_buf_clear(&w->text);
+                for (size_t i = 0; i < n; i++)
+                    if (!(rec[i] == '\r' && (i + 1 == n || rec[i + 1] == '\n')) &&
+                        tok_buf_append(&w->text, rec + i, 1) < 0) {
+                        nomem(r, rec_line);
+                        return;
+                    }
+                t = w->text.data ? w->text.data : "";
+                n = w->text.len;
+            }
+            if (segment_doc(c, w, t, n, &r->out) < 0) {
+                nomem(r, rec_line);
+                return;
+            }
+        } else {
+            struct json_object *obj;
+            size_t tlen = 0;
+            bool ok;
+            const char *t = json_text(c, w, rec, (size_t)(rec_end - rec),
+                                      rec_line, r, &tlen, &obj, &ok);
+
+            if (!ok)
+                return;
+            if (t == NULL) {
+                r->n_records--; /* a blank line, or a skipped record */
+                continue;
+            }
+            /* json-c keeps lone surrogate escapes as invalid bytes. */
+            if (tok_utf8_check(t, tlen) != tlen) {
+                tok_buf_clear(&w->text);
+                if (tok_utf8_sanitize(t, tlen, TOK_UTF8_SKIP, &w->text, NULL,
+                                      NULL) < 0) {
+                    json_object_put(obj);
+                    nomem(r, rec_line);
+                    return;
+                }
+                t = w->text.data;
+                tlen = w->text.len;
+            }
+            if (segment_doc(c, w, t, tlen, &r->out) < 0) {
+                json_object_put(obj);
+                nomem(r, rec_line);
+                return;
+            }
+            json_object_put(obj);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+static char *
+default_model(const char *argv0)
+{
+    const char *env = getenv("SEGMENT_MODEL");
+    char *copy, *dir, *path;
+    size_t n;
+
+    if (env && *env)
+        return strdup(env);
+    copy = strdup(argv0);
+    if (copy == NULL)
+        return NULL;
+    dir = dirname(copy);
+    n = strlen(dir) + 32;
+    path = malloc(n);
+    if (path) {
+        snprintf(path, n, "%s/jieba.model", dir);
+        if (access(path, R_OK) != 0)
+            snprintf(path, n, "%s", DATADIR "/jieba.model");
+    }
+    free(copy);
+    return path;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "doc-sep", required_argument, NULL, 'd' },
+        { "format", required_argument, NULL, 'f' },
+        { "no-hmm", no_argument, NULL, 'H' },
+        { "help", no_argument, NULL, 'h' },
+        { "threads", required_argument, NULL, 'j' },
+        { "json-key", required_argument, NULL, 'k' },
+        { "model", required_argument, NULL, 'm' },
+        { "output", required_argument, NULL, 'o' },
+        { "progress", no_argument, NULL, 'P' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "sentence-rule", required_argument, NULL, 'r' },
+        { "skip-bad", no_argument, NULL, 's' },
+        { "user-dict", required_argument, NULL, 'U' },
+        { "version", no_argument, NULL, 'V' },
+        { "words-only", no_argument, NULL, 'w' },
+        { NULL, 0, NULL, 0 }
+    };
+    struct ctx c;
+    struct tok_jieba *jieba = NULL;
+    struct tok_err e;
+    struct cli_output out;
+    struct cli_progress prog;
+    struct cli_pipeline_stats stats = { 0, 0, 0 };
+    const char *model = NULL, *out_path = NULL, *user_dict = NULL;
+    char *model_alloc = NULL;
+    unsigned n_threads = cli_default_threads();
+    bool quiet = false, progress = false, key_given = false;
+    const char *argv0 = argv[0];
+    int ch, rval = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.format = IN_TEXT;
+    c.rule = RULE_PADDLE;
+    c.hmm = true;
+    c.json_key = "text";
+
+    while ((ch = getopt_long(argc, argv, "d:f:Hhj:k:m:o:Pqr:sU:Vw", longopts,
+                             NULL)) != -1) {
+        switch (ch) {
+        case 'd':
+            if (strcmp(optarg, "line") == 0)
+                c.blank_docs = false;
+            else if (strcmp(optarg, "blank") == 0)
+                c.blank_docs = true;
+            else {
+                warnx("invalid doc-sep '%s': use line or blank", optarg);
+                usage();
+            }
+            break;
+        case 'f':
+            if (strcmp(optarg, "text") == 0)
+                c.format = IN_TEXT;
+            else if (strcmp(optarg, "jsonl") == 0)
+                c.format = IN_JSONL;
+            else if (strcmp(optarg, "wudao") == 0)
+                c.format = IN_WUDAO;
+            else {
+                warnx("invalid format '%s': use text, jsonl or wudao",
+                      optarg);
+                usage();
+            }
+            break;
+        case 'H':
+            c.hmm = false;
+            break;
+        case 'h':
+            help();
+            break;
+        case 'j':
+            n_threads = (unsigned)cli_parse_u64(optarg, 1, 256, "threads");
+            break;
+        case 'k':
+            c.json_key = optarg;
+            key_given = true;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'P':
+            progress = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'r':
+            if (strcmp(optarg, "paddle") == 0)
+                c.rule = RULE_PADDLE;
+            else if (strcmp(optarg, "icu") == 0)
+                c.rule = RULE_ICU;
+            else if (strcmp(optarg, "none") == 0)
+                c.rule = RULE_NONE;
+            else {
+                warnx("invalid sentence rule '%s': use paddle, icu or none",
+                      optarg);
+                usage();
+            }
+            break;
+        case 's':
+            c.skip_bad = true;
+            break;
+        case 'U':
+            user_dict = optarg;
+            break;
+        case 'V':
+            cli_print_version("segment");
+            return 0;
+        case 'w':
+            c.words_only = true;
+            break;
+        default:
+            usage();
+        }
+    }
+    argc -= optind;
+    argv += optind;
+    if (c.format == IN_WUDAO && !key_given)
+        c.json_key = "content";
+    if (model == NULL) {
+        model_alloc = default_model(argv0);
+        if (model_alloc == NULL)
+            err(1, NULL);
+        model = model_alloc;
+    }
+    if (tok_jieba_open(&jieba, model, &e) < 0)
+        errx(1, "%s", e.msg);
+    if (user_dict && tok_jieba_load_userdict(jieba, user_dict, &e) < 0)
+        errx(1, "%s", e.msg);
+    c.jieba = jieba;
+    c.workers = calloc(n_threads, sizeof(*c.workers));
+    if (c.workers == NULL)
+        err(1, NULL);
+    for (unsigned i = 0; i < n_threads; i++) {
+        struct worker *w = &c.workers[i];
+
+        tok_words_init(&w->words);
+        tok_buf_init(&w->doc);
+        tok_buf_init(&w->text);
+        w->jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        if (w->jt == NULL)
+            err(1, NULL);
+        if (c.rule == RULE_ICU) {
+            UErrorCode ec = U_ZERO_ERROR;
+
+            w->brk = ubrk_open(UBRK_SENTENCE, "", NULL, 0, &ec);
+            if (U_FAILURE(ec))
+                errx(1, "cannot open ICU sentence breaker: %s",
+                     u_errorName(ec));
+        }
+    }
+
+    cli_output_open(&out, out_path);
+    cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    {
+        static char *const stdin_only[] = { "-", NULL };
+        char *const *files = argc > 0 ? argv : stdin_only;
+
+        for (; *files; files++) {
+            struct cli_input *in = cli_input_open(*files);
+            uint64_t skipped_before = stats.n_skipped;
+
+            if (in == NULL) {
+                rval = 1;
+                continue;
+            }
+            if (c.format == IN_WUDAO)
+                cli_input_json_array(in);
+            if (cli_pipeline_run(in, &out, n_threads, CHUNK_SIZE,
+                                 c.format == IN_TEXT && c.blank_docs
+                                     ? CLI_RECORDS_BLANK
+                                     : CLI_RECORDS_LINES,
+                                 process_chunk, &c, &prog, &stats) != 0)
+                rval = 1;
+            if (stats.n_skipped > skipped_before && !quiet)
+                warnx("%s: skipped %llu bad record%s", cli_input_name(in),
+                      (unsigned long long)(stats.n_skipped - skipped_before),
+                      stats.n_skipped - skipped_before == 1 ? "" : "s");
+            cli_input_close(in);
+        }
+    }
+    cli_progress_done(&prog);
+    if (rval == 0) {
+        if (cli_output_commit(&out) != 0)
+            rval = 1;
+    } else {
+        cli_output_abort(&out);
+        if (out_path == NULL && fflush(stdout) != 0)
+            warn("stdout");
+    }
+    for (unsigned i = 0; i < n_threads; i++) {
+        struct worker *w = &c.workers[i];
+
+        tok_words_release(&w->words);
+        tok_buf_release(&w->doc);
+        tok_buf_release(&w->text);
+        json_tokener_free(w->jt);
+        if (w->brk)
+            ubrk_close(w->brk);
+    }
+    free(c.workers);
+    free(model_alloc);
+    tok_jieba_close(jieba);
+    if (fclose(stdout) != 0 && rval == 0) {
+        warn("stdout");
+        rval = 1;
+    }
+    return rval;
+}
