@@ -72,7 +72,8 @@ test-conformance: $(TOOLS) $(VENV_STAMP)
 test-segment: $(TOOLS) $(JIEBA_MODEL)
 	@tests/run-suite $(TEST_LOG) segment-conformance \
 		/usr/bin/python3 tests/conformance/segment_run.py \
-		--segment $(BUILD)/segment --data $(DATA)
+		--segment $(BUILD)/segment --json-pack $(BUILD)/json-pack \
+		--data $(DATA)
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps

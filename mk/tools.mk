@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # tools/: one .c per command, thin over the libraries; cli*.c are shared.
 
-TOOL_NAMES := tokenize segment
+TOOL_NAMES := tokenize segment json-pack
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o

@@ -151,8 +151,8 @@ nomem(struct cli_chunk_result *r, uint64_t line)
 /* Append the words of text[0..len) joined by one space, then a newline.
  * With skip_space, whitespace words are left out. */
 static int
-put_words(const struct ctx *c, struct worker *w, const char *text,
-          size_t len, bool skip_space, struct tok_buf *out)
+put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
+          bool skip_space, struct tok_buf *out)
 {
     bool first = true;
 
@@ -181,10 +181,10 @@ put_words(const struct ctx *c, struct worker *w, const char *text,
 /* PaddleNLP's "simple rules": collapse runs of each special character
  * (and the ASCII spaces after them), break after the terminators, split at
  * newlines, drop empty pieces. */
-static const char *const collapse_chars[] = { "\n", "\xE3\x80\x82", "?",
-                                              "\xEF\xBC\x9F", " ", ";",
-                                              "\xEF\xBC\x9B", "\xEF\xBC\x81",
-                                              "!" };
+static const char *const collapse_chars[] = {
+    "\n",           "\xE3\x80\x82", "?", "\xEF\xBC\x9F", " ", ";",
+    "\xEF\xBC\x9B", "\xEF\xBC\x81", "!"
+};
 static const char *const split_chars[] = { "\xE3\x80\x82", "?",
                                            "\xEF\xBC\x9F", ";",
                                            "\xEF\xBC\x9B", "!",
@@ -252,8 +252,8 @@ segment_paddle(const struct ctx *c, struct worker *w, const char *doc,
         size_t n = 1;
 
         if (*p == '\n') {
-            if (p > piece && put_words(c, w, piece, (size_t)(p - piece), false,
-                                       out) < 0)
+            if (p > piece &&
+                put_words(c, w, piece, (size_t)(p - piece), false, out) < 0)
                 return -1;
             piece = ++p;
             continue;
@@ -267,8 +267,8 @@ segment_paddle(const struct ctx *c, struct worker *w, const char *doc,
         }
         p++;
     }
-    if (end > piece && put_words(c, w, piece, (size_t)(end - piece), false,
-                                 out) < 0)
+    if (end > piece &&
+        put_words(c, w, piece, (size_t)(end - piece), false, out) < 0)
         return -1;
     return 0;
 }
@@ -293,8 +293,8 @@ segment_lines(const struct ctx *c, struct worker *w, const char *doc,
 /* ICU's sentence boundaries; trailing whitespace of each sentence is
  * dropped and so are empty sentences. */
 static int
-segment_icu(const struct ctx *c, struct worker *w, const char *doc,
-            size_t len, struct tok_buf *out)
+segment_icu(const struct ctx *c, struct worker *w, const char *doc, size_t len,
+            struct tok_buf *out)
 {
     UErrorCode ec = U_ZERO_ERROR;
     UText *ut = utext_openUTF8(NULL, doc, (int64_t)len, &ec);
@@ -334,8 +334,8 @@ segment_icu(const struct ctx *c, struct worker *w, const char *doc,
 }
 
 static int
-segment_doc(const struct ctx *c, struct worker *w, const char *doc,
-            size_t len, struct tok_buf *out)
+segment_doc(const struct ctx *c, struct worker *w, const char *doc, size_t len,
+            struct tok_buf *out)
 {
     int rc;
 
@@ -465,7 +465,8 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
             if (memchr(rec, '\r', n) != NULL) {
                 tok_buf_clear(&w->text);
                 for (size_t i = 0; i < n; i++)
-                    if (!(rec[i] == '\r' && (i + 1 == n || rec[i + 1] == '\n')) &&
+                    if (!(rec[i] == '\r' &&
+                          (i + 1 == n || rec[i + 1] == '\n')) &&
                         tok_buf_append(&w->text, rec + i, 1) < 0) {
                         nomem(r, rec_line);
                         return;
@@ -599,8 +600,7 @@ main(int argc, char **argv)
             else if (strcmp(optarg, "wudao") == 0)
                 c.format = IN_WUDAO;
             else {
-                warnx("invalid format '%s': use text, jsonl or wudao",
-                      optarg);
+                warnx("invalid format '%s': use text, jsonl or wudao", optarg);
                 usage();
             }
             break;

@@ -54,6 +54,24 @@ def lines_doc(text, cut):
     return final + "\n"
 
 
+def trans_to_json(path, key="text", spliter="", min_len=10):
+    """PaddleNLP's trans_to_json.py, one input file, no shuffle."""
+    out = []
+    with open(path, "r", encoding="utf-8") as f:
+        doc = ""
+        for line in f:
+            if line.strip() == spliter:
+                if len(doc) > min_len:
+                    out.append(json.dumps({key: doc}, ensure_ascii=False) +
+                               "\n")
+                doc = ""
+            else:
+                doc += line
+        if len(doc) > min_len:
+            out.append(json.dumps({key: doc}, ensure_ascii=False) + "\n")
+    return "".join(out).encode("utf-8")
+
+
 def words_doc(text, cut):
     """--words-only: the words of the whole document, whitespace dropped."""
     return " ".join(w for w in cut(text) if not w.isspace()) + "\n"
@@ -82,7 +100,8 @@ class Results:
 
 
 def run(tool, args, path):
-    p = subprocess.run([tool, "-q", "-j", "2"] + args + [path],
+    threads = [] if tool.endswith("json-pack") else ["-j", "2"]
+    p = subprocess.run([tool, "-q"] + threads + args + [path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         return ("exit %d: %s" % (p.returncode,
@@ -94,6 +113,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--segment", required=True)
     ap.add_argument("--data", required=True)
+    ap.add_argument("--json-pack")
     args = ap.parse_args()
     res = Results()
     print("# reference: jieba %s from %s" % (jieba.__version__,
@@ -182,6 +202,30 @@ def main():
         res.check("user dictionary %s" % ("hmm" if hmm else "no-hmm"),
                   run(args.segment, ["-f", "jsonl", "-U", udict] + flag,
                       path), ref)
+
+    # 6. json-pack: trans_to_json.py on segment's own output, and on text
+    # with every kind of line end, blank-looking lines and escapes.
+    if args.json_pack:
+        seg = os.path.join(work, "cmrc.seg")
+        with open(seg, "wb") as fh:
+            fh.write(run(args.segment, ["-f", "jsonl"],
+                         os.path.join(work, "cmrc2018.jsonl")))
+        res.check("json-pack of segment output",
+                  run(args.json_pack, [], seg), trans_to_json(seg))
+        odd = os.path.join(work, "odd.txt")
+        with open(odd, "wb") as fh:
+            fh.write("a short one\n\nquotes \" and \\ and \t tab\r\n"
+                     "crlf line\r\nlone\rcr\n\u3000\nafter an ideographic"
+                     " space line\n  \t \nctl \x01\x1f\x7f \u2028 ok\n"
+                     "<doc>\n是一个比较长的中文文档，超过十个字。\n<doc>\n"
+                     "12345678901\nno final newline".encode("utf-8"))
+        for extra, kw in (([], {}), (["-n", "0"], {"min_len": 0}),
+                          (["-n", "30"], {"min_len": 30}),
+                          (["-D", "<doc>"], {"spliter": "<doc>"}),
+                          (["-k", "content"], {"key": "content"})):
+            res.check("json-pack %s" % (" ".join(extra) or "defaults"),
+                      run(args.json_pack, extra, odd),
+                      trans_to_json(odd, **kw))
     return finish(res)
 
 
