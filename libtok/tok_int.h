@@ -146,24 +146,54 @@ enum { TOK_HMM_B, TOK_HMM_M, TOK_HMM_E, TOK_HMM_S };
 #define TOK_HAN_HI 0x9FD5
 #define TOK_EMIT_N (TOK_HAN_HI - TOK_HAN_LO + 1)
 
-/* One edge of the prefix trie: the child of `parent` by code point `cp`.
- * parent == UINT32_MAX marks an empty slot. */
+/* One edge of the prefix trie, 16 bytes: key packs "used" (bit 63), the
+ * child (bits 42..62), the parent (21..41) and the code point (0..20); logf
+ * is log(freq) of the child, or NaN when the child is only a prefix.  Having
+ * the child's weight in the slot makes each step of the DAG walk one memory
+ * access. */
 struct tok_jedge {
-    uint32_t parent;
-    uint32_t cp;
-    uint32_t child;
+    uint64_t key;
+    double logf;
 };
+
+#define TOK_JEDGE_USED (1ULL << 63)
+#define TOK_JNODE_MAX  ((1u << 21) - 1)
+
+static inline uint64_t
+tok_jedge_key(uint32_t parent, uint32_t cp)
+{
+    return ((uint64_t)parent << 21) | cp;
+}
+
+/* The slot hash of edge (parent, cp); its low bits index the table. */
+static inline size_t
+tok_jedge_hash(uint32_t parent, uint32_t cp)
+{
+    uint64_t x = tok_jedge_key(parent, cp);
+
+    /* A full 64-bit finalizer: the table is indexed by the low bits. */
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    return (size_t)(x ^ (x >> 33));
+}
+
+static inline uint32_t
+tok_jedge_child(const struct tok_jedge *e)
+{
+    return (uint32_t)((e->key >> 42) & TOK_JNODE_MAX);
+}
 
 struct tok_jieba {
     void *map; /* the mapped model file, or NULL */
     size_t map_len;
     int64_t *freq;        /* per trie node: FREQ[prefix], 0 = prefix only */
-    double *logf;         /* per node: log(freq), for freq > 0 */
     uint8_t *force_split; /* per node, or NULL: user words of freq 0 */
     size_t n_nodes, cap_nodes;
     struct tok_jedge *edges;
     size_t edge_mask, n_edges;
-    uint32_t *root;     /* 65536 children of the root for BMP code points */
+    struct tok_jedge *root; /* the root's children for BMP code points */
     const double *emit; /* [4][TOK_EMIT_N], MIN_FLOAT where jieba has none */
     double start[4], trans[4][4];
     int64_t total;
@@ -174,7 +204,10 @@ struct tok_jieba {
     void *re[4]; /* pcre2_code: han-ish run, skip, HMM han, HMM skip */
 };
 
-/* Trie access, shared by the model and the cutter. */
+/* Trie access, shared by the model and the cutter: the edge from node by
+ * cp, or NULL; and the child's id (0 if none). */
+const struct tok_jedge *tok_jieba_edge(const struct tok_jieba *j, uint32_t node,
+                                       uint32_t cp);
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);
 
 #endif /* TOK_INT_H */

@@ -357,16 +357,18 @@ cut_block(struct cut *c, size_t a, size_t b)
     s->score[n] = 0.0;
     /* calc(): right to left, max over the DAG's ends of
      * (log(freq) - logtotal) + score[end + 1]; an equal score goes to the
-     * larger end, as Python's max over (score, end) tuples does. */
+     * larger end, as Python's max over (score, end) tuples does.  The DAG
+     * (get_DAG) is walked on the fly: words starting at idx are the trie
+     * path from cps[idx] while it lasts. */
     for (size_t idx = n; idx-- > 0;) {
-        uint32_t node = tok_jieba_child(j, 0, s->cps[idx]);
+        const struct tok_jedge *e = tok_jieba_edge(j, 0, s->cps[idx]);
         double best = 0.0;
         size_t best_x = idx;
         bool found = false;
 
-        for (size_t i = idx; node != 0;) {
-            if (j->freq[node] > 0) {
-                double sc = (j->logf[node] - lt) + s->score[i + 1];
+        for (size_t i = idx; e != NULL;) {
+            if (!isnan(e->logf)) { /* a word, not only a prefix */
+                double sc = (e->logf - lt) + s->score[i + 1];
 
                 if (!found || sc >= best) {
                     best = sc;
@@ -376,7 +378,7 @@ cut_block(struct cut *c, size_t a, size_t b)
             }
             if (++i >= n)
                 break;
-            node = tok_jieba_child(j, node, s->cps[i]);
+            e = tok_jieba_edge(j, tok_jedge_child(e), s->cps[i]);
         }
         if (!found)
             best = (0.0 - lt) + s->score[idx + 1]; /* log(1) - logtotal */

@@ -34,32 +34,35 @@
 /* ------------------------------------------------------------------------ */
 /* The trie                                                                  */
 
-static size_t
-edge_hash(uint32_t parent, uint32_t cp)
-{
-    uint64_t x = ((uint64_t)parent << 21) ^ cp;
+#define edge_key  tok_jedge_key
+#define edge_hash tok_jedge_hash
 
-    x *= 0x9E3779B97F4A7C15ULL;
-    return (size_t)(x ^ (x >> 29));
+const struct tok_jedge *
+tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+{
+    const uint64_t want = edge_key(node, cp);
+    size_t i;
+
+    if (node == 0 && cp < ROOT_N)
+        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
+    i = edge_hash(node, cp) & j->edge_mask;
+    for (;;) {
+        const struct tok_jedge *e = &j->edges[i];
+
+        if (!(e->key & TOK_JEDGE_USED))
+            return NULL;
+        if ((e->key & ((1ULL << 42) - 1)) == want)
+            return e;
+        i = (i + 1) & j->edge_mask;
+    }
 }
 
 uint32_t
 tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp)
 {
-    size_t i;
+    const struct tok_jedge *e = tok_jieba_edge(j, node, cp);
 
-    if (node == 0 && cp < ROOT_N)
-        return j->root[cp];
-    i = edge_hash(node, cp) & j->edge_mask;
-    for (;;) {
-        const struct tok_jedge *e = &j->edges[i];
-
-        if (e->parent == NO_PARENT)
-            return 0;
-        if (e->parent == node && e->cp == cp)
-            return e->child;
-        i = (i + 1) & j->edge_mask;
-    }
+    return e ? tok_jedge_child(e) : 0;
 }
 
 static int
@@ -68,20 +71,20 @@ edges_resize(struct tok_jieba *j, size_t slots)
     struct tok_jedge *old = j->edges, *e;
     size_t old_n = old ? j->edge_mask + 1 : 0;
 
-    e = malloc(slots * sizeof(*e));
+    e = calloc(slots, sizeof(*e));
     if (e == NULL)
         return TOK_ENOMEM;
-    for (size_t i = 0; i < slots; i++)
-        e[i].parent = NO_PARENT;
     j->edges = e;
     j->edge_mask = slots - 1;
     for (size_t k = 0; k < old_n; k++) {
         size_t i;
 
-        if (old[k].parent == NO_PARENT)
+        if (!(old[k].key & TOK_JEDGE_USED))
             continue;
-        i = edge_hash(old[k].parent, old[k].cp) & j->edge_mask;
-        while (e[i].parent != NO_PARENT)
+        i = edge_hash((uint32_t)((old[k].key >> 21) & TOK_JNODE_MAX),
+                      (uint32_t)(old[k].key & 0x1FFFFF)) &
+            j->edge_mask;
+        while (e[i].key & TOK_JEDGE_USED)
             i = (i + 1) & j->edge_mask;
         e[i] = old[k];
     }
@@ -94,18 +97,15 @@ edges_resize(struct tok_jieba *j, size_t slots)
 static int
 node_new(struct tok_jieba *j, uint32_t *out)
 {
+    if (j->n_nodes > TOK_JNODE_MAX)
+        return TOK_ERANGE;
     if (j->n_nodes == j->cap_nodes) {
         size_t cap = j->cap_nodes ? j->cap_nodes * 2 : 1 << 16;
         int64_t *f = realloc(j->freq, cap * sizeof(*f));
-        double *l;
 
         if (f == NULL)
             return TOK_ENOMEM;
         j->freq = f;
-        l = realloc(j->logf, cap * sizeof(*l));
-        if (l == NULL)
-            return TOK_ENOMEM;
-        j->logf = l;
         if (j->force_split) {
             uint8_t *fs = realloc(j->force_split, cap);
             if (fs == NULL)
@@ -116,25 +116,30 @@ node_new(struct tok_jieba *j, uint32_t *out)
         j->cap_nodes = cap;
     }
     j->freq[j->n_nodes] = 0;
-    j->logf[j->n_nodes] = 0.0;
     *out = (uint32_t)j->n_nodes++;
     return 0;
 }
 
-/* The node of prefix cps[0..n), created (as prefix-only nodes) if absent. */
+/* The edge into the node of prefix cps[0..n) (n >= 1), creating missing
+ * nodes as prefix-only nodes.  Returns 0, TOK_ENOMEM or TOK_ERANGE (more
+ * than 2^21 nodes). */
 static int
-trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n, uint32_t *out)
+trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n,
+            struct tok_jedge **out)
 {
     uint32_t node = 0;
+    struct tok_jedge *e = NULL;
 
     for (size_t k = 0; k < n; k++) {
-        uint32_t child = tok_jieba_child(j, node, cps[k]);
+        e = (struct tok_jedge *)tok_jieba_edge(j, node, cps[k]);
+        if (e == NULL) {
+            uint32_t child;
+            int rc = node_new(j, &child);
 
-        if (child == 0) {
-            if (node_new(j, &child) < 0)
-                return TOK_ENOMEM;
+            if (rc < 0)
+                return rc;
             if (node == 0 && cps[k] < ROOT_N) {
-                j->root[cps[k]] = child;
+                e = &j->root[cps[k]];
             } else {
                 size_t i;
 
@@ -142,17 +147,18 @@ trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n, uint32_t *out)
                     edges_resize(j, 2 * (j->edge_mask + 1)) < 0)
                     return TOK_ENOMEM;
                 i = edge_hash(node, cps[k]) & j->edge_mask;
-                while (j->edges[i].parent != NO_PARENT)
+                while (j->edges[i].key & TOK_JEDGE_USED)
                     i = (i + 1) & j->edge_mask;
-                j->edges[i].parent = node;
-                j->edges[i].cp = cps[k];
-                j->edges[i].child = child;
+                e = &j->edges[i];
                 j->n_edges++;
             }
+            e->key = TOK_JEDGE_USED | ((uint64_t)child << 42) |
+                     edge_key(node, cps[k]);
+            e->logf = NAN;
         }
-        node = child;
+        node = tok_jedge_child(e);
     }
-    *out = node;
+    *out = e;
     return 0;
 }
 
@@ -178,16 +184,19 @@ decode_cps(const char *s, size_t len, uint32_t *cps, size_t max)
 static int
 add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 {
+    struct tok_jedge *e;
     uint32_t node;
+    int rc = trie_insert(j, cps, n, &e);
 
-    if (trie_insert(j, cps, n, &node) < 0)
-        return TOK_ENOMEM;
+    if (rc < 0)
+        return rc;
+    node = tok_jedge_child(e);
     if (j->freq[node] == 0 && freq > 0)
         j->n_words++;
     else if (j->freq[node] > 0 && freq == 0)
         j->n_words--;
     j->freq[node] = freq;
-    j->logf[node] = freq > 0 ? log((double)freq) : 0.0;
+    e->logf = freq > 0 ? log((double)freq) : NAN;
     j->total += freq;
     return 0;
 }
@@ -195,16 +204,11 @@ add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 static void
 jieba_free_arrays(struct tok_jieba *j)
 {
-    bool in_map;
-
 #define IN_MAP(p)                             \
     (j->map && (const void *)(p) >= j->map && \
      (const char *)(p) < (const char *)j->map + j->map_len)
-    in_map = IN_MAP(j->freq);
-    if (!in_map) {
+    if (!IN_MAP(j->freq))
         free(j->freq);
-        free(j->logf);
-    }
     if (!IN_MAP(j->edges))
         free(j->edges);
     if (!IN_MAP(j->root))
@@ -605,22 +609,15 @@ put64(unsigned char *h, size_t off, uint64_t v)
     memcpy(h + off, &v, 8);
 }
 
+/* Section sizes for given counts: freq, edges, root, emit. */
 static size_t
-align8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
-/* Section sizes for given counts: freq, logf, edges, root, emit. */
-static size_t
-model_size(size_t n_nodes, size_t slots, size_t sec[5])
+model_size(size_t n_nodes, size_t slots, size_t sec[4])
 {
     sec[0] = n_nodes * 8;
-    sec[1] = n_nodes * 8;
-    sec[2] = align8(slots * sizeof(struct tok_jedge));
-    sec[3] = align8(ROOT_N * 4);
-    sec[4] = 4 * (size_t)TOK_EMIT_N * 8;
-    return HEADER_SIZE + sec[0] + sec[1] + sec[2] + sec[3] + sec[4];
+    sec[1] = slots * sizeof(struct tok_jedge);
+    sec[2] = ROOT_N * sizeof(struct tok_jedge);
+    sec[3] = 4 * (size_t)TOK_EMIT_N * 8;
+    return HEADER_SIZE + sec[0] + sec[1] + sec[2] + sec[3];
 }
 
 int
@@ -629,11 +626,10 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
 {
     struct tok_jieba *j;
     unsigned char h[HEADER_SIZE];
-    size_t sec[5], total_size;
+    size_t sec[4], total_size;
     char tmp[4096];
     double *emit;
     int rc, fd;
-    static const char pad[8];
 
     rc = jieba_empty(&j, err);
     if (rc < 0)
@@ -685,13 +681,9 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         return rc;
     }
     if (write_all(fd, h, sizeof(h)) < 0 || write_all(fd, j->freq, sec[0]) < 0 ||
-        write_all(fd, j->logf, sec[1]) < 0 ||
-        write_all(fd, j->edges, (j->edge_mask + 1) * sizeof(*j->edges)) < 0 ||
-        write_all(fd, pad, sec[2] - (j->edge_mask + 1) * sizeof(*j->edges)) <
-            0 ||
-        write_all(fd, j->root, ROOT_N * 4) < 0 ||
-        write_all(fd, pad, sec[3] - ROOT_N * 4) < 0 ||
-        write_all(fd, emit, sec[4]) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+        write_all(fd, j->edges, sec[1]) < 0 ||
+        write_all(fd, j->root, sec[2]) < 0 || write_all(fd, emit, sec[3]) < 0 ||
+        fsync(fd) < 0 || close(fd) < 0) {
         rc = tok_err_set(err, TOK_EIO, "cannot write '%s': %s", tmp,
                          strerror(errno));
         unlink(tmp);
@@ -735,7 +727,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     struct tok_jieba *j;
     struct stat st;
     const unsigned char *h;
-    size_t sec[5], n_nodes, slots, off;
+    size_t sec[4], n_nodes, slots, off;
     int fd, rc;
 
     *out = NULL;
@@ -783,7 +775,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     }
     n_nodes = get64(h, 16);
     slots = get64(h, 24);
-    if (n_nodes == 0 || n_nodes > UINT32_MAX / 2 || slots == 0 ||
+    if (n_nodes == 0 || n_nodes > (size_t)TOK_JNODE_MAX + 1 || slots == 0 ||
         (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
         get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
         get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0) {
@@ -808,22 +800,26 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     off = HEADER_SIZE;
     j->freq = (int64_t *)((char *)j->map + off);
     off += sec[0];
-    j->logf = (double *)((char *)j->map + off);
-    off += sec[1];
     j->edges = (struct tok_jedge *)((char *)j->map + off);
+    off += sec[1];
+    j->root = (struct tok_jedge *)((char *)j->map + off);
     off += sec[2];
-    j->root = (uint32_t *)((char *)j->map + off);
-    off += sec[3];
     j->emit = (const double *)((const char *)j->map + off);
     /* Every node id stored in the file must be in range. */
     for (size_t i = 0; i < ROOT_N; i++)
-        if (j->root[i] >= n_nodes)
+        if ((j->root[i].key & TOK_JEDGE_USED) &&
+            (tok_jedge_child(&j->root[i]) >= n_nodes ||
+             tok_jedge_child(&j->root[i]) == 0))
             goto corrupt;
-    for (size_t i = 0; i < slots; i++)
-        if (j->edges[i].parent != NO_PARENT &&
-            (j->edges[i].parent >= n_nodes || j->edges[i].child >= n_nodes ||
-             j->edges[i].child == 0 || j->edges[i].cp > 0x10FFFF))
+    for (size_t i = 0; i < slots; i++) {
+        const struct tok_jedge *e = &j->edges[i];
+
+        if ((e->key & TOK_JEDGE_USED) &&
+            (((e->key >> 21) & TOK_JNODE_MAX) >= n_nodes ||
+             tok_jedge_child(e) >= n_nodes || tok_jedge_child(e) == 0 ||
+             (e->key & 0x1FFFFF) > 0x10FFFF))
             goto corrupt;
+    }
     j->logtotal = log((double)j->total);
     rc = compile_regexes(j, err);
     if (rc < 0)
@@ -835,7 +831,6 @@ corrupt:
         tok_err_set(err, TOK_EFORMAT, "model '%s': node id out of range", path);
 fail:
     j->freq = NULL;
-    j->logf = NULL;
     j->edges = NULL;
     j->root = NULL;
     tok_jieba_close(j);
@@ -850,30 +845,24 @@ static int
 make_private(struct tok_jieba *j)
 {
     int64_t *f;
-    double *l;
-    uint32_t *root;
-    struct tok_jedge *e;
+    struct tok_jedge *root, *e;
     size_t slots = j->edge_mask + 1;
 
     if (j->heap)
         return 0;
     f = malloc(j->n_nodes * sizeof(*f));
-    l = malloc(j->n_nodes * sizeof(*l));
     root = malloc(ROOT_N * sizeof(*root));
     e = malloc(slots * sizeof(*e));
-    if (f == NULL || l == NULL || root == NULL || e == NULL) {
+    if (f == NULL || root == NULL || e == NULL) {
         free(f);
-        free(l);
         free(root);
         free(e);
         return TOK_ENOMEM;
     }
     memcpy(f, j->freq, j->n_nodes * sizeof(*f));
-    memcpy(l, j->logf, j->n_nodes * sizeof(*l));
     memcpy(root, j->root, ROOT_N * sizeof(*root));
     memcpy(e, j->edges, slots * sizeof(*e));
     j->freq = f;
-    j->logf = l;
     j->root = root;
     j->edges = e;
     j->cap_nodes = j->n_nodes;
@@ -994,8 +983,12 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
         if (freq < 0 && suggest_freq(j, a, (size_t)(word_end - a), cps,
                                      (size_t)n, &freq) < 0)
             goto nomem;
-        if (add_word(j, cps, (size_t)n, freq) < 0)
-            goto nomem;
+        if ((rc = add_word(j, cps, (size_t)n, freq)) < 0) {
+            free(data);
+            return tok_err_set(
+                err, rc, "user dictionary '%s' line %zu: %s", path, line,
+                rc == TOK_ERANGE ? "too many words" : tok_strerror(rc));
+        }
         if (freq == 0) {
             uint32_t node = 0;
 

@@ -198,8 +198,8 @@ end_doc(struct packer *p)
         if (tok_buf_append(&p->json, "{", 1) < 0 ||
             json_string(&p->json, p->key, strlen(p->key)) < 0 ||
             tok_buf_append(&p->json, ": ", 2) < 0 ||
-            json_string(&p->json, p->doc.data ? p->doc.data : "",
-                        p->doc.len) < 0 ||
+            json_string(&p->json, p->doc.data ? p->doc.data : "", p->doc.len) <
+                0 ||
             tok_buf_append(&p->json, "}\n", 2) < 0) {
             warnx("out of memory");
             return -1;
@@ -388,8 +388,7 @@ unshuffle_buckets(struct packer *p)
         if (rc == 0) {
             qsort(recs, n, sizeof(*recs), rec_cmp);
             for (size_t i = 0; i < n && rc == 0; i++)
-                rc = cli_output_write(p->out, data + recs[i].off,
-                                      recs[i].len);
+                rc = cli_output_write(p->out, data + recs[i].off, recs[i].len);
         }
         free(recs);
         free(data);
@@ -455,8 +454,7 @@ main(int argc, char **argv)
             p.key = optarg;
             break;
         case 'n':
-            p.min_chars = cli_parse_u64(optarg, 0, UINT64_MAX / 2,
-                                        "min-chars");
+            p.min_chars = cli_parse_u64(optarg, 0, UINT64_MAX / 2, "min-chars");
             break;
         case 'o':
             out_path = optarg;
