@@ -506,7 +506,9 @@ main(int argc, char **argv)
             dir = outdir;
         }
         if (dir == NULL)
-            dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+            dir = getenv("TMPDIR");
+        if (dir == NULL || *dir == '\0')
+            dir = "/tmp";
         snprintf(tmpl, sizeof(tmpl), "%s/json-pack.XXXXXX", dir);
         if (mkdtemp(tmpl) == NULL)
             err(1, "cannot create a temporary directory in '%s'", dir);

@@ -9,7 +9,6 @@
 #include <err.h>
 #include <getopt.h>
 #include <json-c/json.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,7 +490,9 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 r->n_records--; /* a blank line, or a skipped record */
                 continue;
             }
-            /* json-c keeps lone surrogate escapes as invalid bytes. */
+            /* Never true with json-c 0.16 (it turns a lone surrogate
+             * escape into U+FFFD), but keep the words valid UTF-8 with any
+             * JSON library. */
             if (tok_utf8_check(t, tlen) != tlen) {
                 tok_buf_clear(&w->text);
                 if (tok_utf8_sanitize(t, tlen, TOK_UTF8_SKIP, &w->text, NULL,
@@ -515,28 +516,36 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
 
 /* ------------------------------------------------------------------------ */
 
+/* The model: $SEGMENT_MODEL, else jieba.model in the directory of the
+ * running program (a build tree), else the installed one. */
 static char *
-default_model(const char *argv0)
+default_model(void)
 {
     const char *env = getenv("SEGMENT_MODEL");
-    char *copy, *dir, *path;
-    size_t n;
+    char exe[4096], *path;
+    ssize_t n;
+    size_t cap;
 
     if (env && *env)
         return strdup(env);
-    copy = strdup(argv0);
-    if (copy == NULL)
-        return NULL;
-    dir = dirname(copy);
-    n = strlen(dir) + 32;
-    path = malloc(n);
-    if (path) {
-        snprintf(path, n, "%s/jieba.model", dir);
-        if (access(path, R_OK) != 0)
-            snprintf(path, n, "%s", DATADIR "/jieba.model");
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        char *slash;
+
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash) {
+            cap = (size_t)(slash - exe) + sizeof("/jieba.model");
+            path = malloc(cap);
+            if (path == NULL)
+                return NULL;
+            snprintf(path, cap, "%.*s/jieba.model", (int)(slash - exe), exe);
+            if (access(path, R_OK) == 0)
+                return path;
+            free(path);
+        }
     }
-    free(copy);
-    return path;
+    return strdup(DATADIR "/jieba.model");
 }
 
 int
@@ -570,7 +579,6 @@ main(int argc, char **argv)
     char *model_alloc = NULL;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false, key_given = false;
-    const char *argv0 = argv[0];
     int ch, rval = 0;
 
     memset(&c, 0, sizeof(c));
@@ -663,7 +671,7 @@ main(int argc, char **argv)
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
     if (model == NULL) {
-        model_alloc = default_model(argv0);
+        model_alloc = default_model();
         if (model_alloc == NULL)
             err(1, NULL);
         model = model_alloc;

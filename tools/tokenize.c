@@ -246,8 +246,10 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
             return false;
         }
         json_object_put(obj);
-        /* json-c turns lone surrogate escapes into bytes that are not
-         * UTF-8; the Python references drop them (category Cs). */
+        /* json-c 0.16 turns a lone surrogate escape into U+FFFD, which the
+         * tokenizer drops, as the Python references drop the surrogate
+         * itself (category Cs); any other library's invalid bytes are
+         * dropped here. */
         if (tok_utf8_check(w->text.data, w->text.len) != w->text.len) {
             struct tok_buf clean;
             tok_buf_init(&clean);
