@@ -55,8 +55,9 @@ test-unit: $(UNIT_BINS)
 test-cli: $(TOOLS)
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) cli tests/cli/run
 
-test-fuzz: $(FUZZ_REPLAY)
-	@for t in $(FUZZ_REPLAY); do \
+test-fuzz: $(FUZZ_REPLAY) $(JIEBA_MODEL)
+	@export JIEBA_MODEL=$(JIEBA_MODEL) JIEBA_HMM_DIR=$(JIEBA_DIR)/finalseg; \
+	for t in $(FUZZ_REPLAY); do \
 		n=$${t##*/replay_}; \
 		tests/run-suite $(TEST_LOG) replay_$$n $$t testdata/fuzz/$$n; \
 	done
@@ -94,7 +95,7 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 		libtok/tok_int.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
-		$(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(REQ_LIBS)
+		$(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(REQ_LIBS) -lm
 
 .PHONY: bench
 bench: all $(VENV_STAMP)
