@@ -99,4 +99,8 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 
 .PHONY: bench
 bench: all $(VENV_STAMP)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check \
+		-r bench/requirements.txt
 	@bench/tokenize.sh $(BUILD) $(DATA)
+	@bench/segment.sh $(BUILD) $(DATA)
+	@/usr/bin/python3 bench/pku_fscore.py $(BUILD) $(DATA)

@@ -2,15 +2,14 @@
 # SPDX-License-Identifier: MIT
 # usage: scripts/demo.sh BUILD DATA
 # The quick-start demo (make demo): the main job end to end on the bundled
-# sample.  Today that is tokenization: JSONL documents -> WordPiece tokens
-# and ids with the ERNIE 3.0 vocab -> text again.  Later stages (segment,
-# json-pack, vocab-build, create-pretraining-data, train) join as they land.
+# sample: raw documents -> segment (jieba words, sentences) -> json-pack
+# (JSONL) -> tokenize (ERNIE WordPiece ids) -> text again.  Later stages
+# (vocab-build, create-pretraining-data, train) join as they land.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
 SAMPLE=testdata/sample/sample.jsonl
 VOCAB=$DATA/vocab/ernie-3.0-base-zh.vocab.txt
-TOK=$BUILD/tokenize
 OUT=$BUILD/demo
 if [ ! -f "$VOCAB" ]; then
     echo "demo: no vocab at '$VOCAB'; give the shared data folder:" \
@@ -18,22 +17,31 @@ if [ ! -f "$VOCAB" ]; then
     exit 1
 fi
 mkdir -p "$OUT"
+step() { printf '\n== %s\n' "$*"; }
 
-echo "== input: $SAMPLE ($(wc -l < "$SAMPLE") documents, $(wc -c < "$SAMPLE") bytes)"
+step "input: $SAMPLE ($(wc -l < "$SAMPLE") documents, $(wc -c < "$SAMPLE") bytes)"
 head -n 2 "$SAMPLE"
-echo
-echo "== tokens (tokenize -t -k text -v ernie-3.0-base-zh.vocab.txt)"
-"$TOK" -q -t -k text -v "$VOCAB" "$SAMPLE" | tee "$OUT/sample.tokens" |
-    cut -c 1-160
-echo
-echo "== ids (tokenize -k text -o $OUT/sample.ids)"
-"$TOK" -q -k text -v "$VOCAB" -o "$OUT/sample.ids" "$SAMPLE"
-cut -c 1-160 "$OUT/sample.ids"
-echo
-echo "== back to text (tokenize -d)"
-"$TOK" -q -d -v "$VOCAB" "$OUT/sample.ids" | cut -c 1-160
-echo
-n_ids=$(wc -w < "$OUT/sample.ids")
-n_unk=$(tr ' ' '\n' < "$OUT/sample.ids" | grep -cx 39979 || true)
-echo "== done: $(wc -l < "$OUT/sample.ids") documents, $n_ids tokens," \
-    "$n_unk [UNK]; outputs in $OUT/"
+
+step "segment -f jsonl: jieba words, one sentence a line, blank line between documents"
+"$BUILD/segment" -q -f jsonl -o "$OUT/sample.seg" "$SAMPLE"
+head -n 8 "$OUT/sample.seg"
+
+step "json-pack: one JSON document a line again, now segmented"
+"$BUILD/json-pack" -q -o "$OUT/corpus.jsonl" "$OUT/sample.seg"
+head -n 2 "$OUT/corpus.jsonl" | cut -c 1-160
+
+step "tokenize -t: the WordPiece tokens of ernie-3.0-base-zh"
+"$BUILD/tokenize" -q -t -k text -v "$VOCAB" "$OUT/corpus.jsonl" |
+    tee "$OUT/corpus.tokens" | cut -c 1-160
+
+step "tokenize: the ids"
+"$BUILD/tokenize" -q -k text -v "$VOCAB" -o "$OUT/corpus.ids" "$OUT/corpus.jsonl"
+cut -c 1-160 "$OUT/corpus.ids"
+
+step "tokenize -d: back to text"
+"$BUILD/tokenize" -q -d -v "$VOCAB" "$OUT/corpus.ids" | cut -c 1-160
+
+n_ids=$(wc -w < "$OUT/corpus.ids")
+n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx 39979 || true)
+n_sent=$(grep -c . "$OUT/sample.seg" || true)
+step "done: $(wc -l < "$OUT/corpus.ids") documents, $n_sent sentences, $n_ids tokens, $n_unk [UNK]; outputs in $OUT/"
