@@ -272,7 +272,8 @@ void tok_jieba_close(struct tok_jieba *j);
  * skipped), a missing freq suggested from the current dictionary, freq 0
  * forcing the word apart.  Lines are applied in order, so later lines see
  * earlier ones.  Not thread-safe: call it before sharing the segmenter.
- * Returns the number of words added, TOK_EIO, TOK_EFORMAT or TOK_ENOMEM. */
+ * Returns the number of words added, TOK_EIO, TOK_EFORMAT, TOK_ERANGE (the
+ * trie would exceed 2^21 nodes) or TOK_ENOMEM. */
 int64_t tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
                                 struct tok_err *err);
 

@@ -411,9 +411,11 @@ load_main_dict(struct tok_jieba *j, const char *path, struct tok_err *err)
         n = decode_cps(a, (size_t)(sp - a), cps, 256);
         if (n < 0)
             goto bad;
-        if (add_word(j, cps, (size_t)n, freq) < 0) {
+        if ((rc = add_word(j, cps, (size_t)n, freq)) < 0) {
             free(data);
-            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+            return tok_err_set(
+                err, rc, "dictionary '%s' line %zu: %s", path, line,
+                rc == TOK_ERANGE ? "too many words" : tok_strerror(rc));
         }
         continue;
     bad:

@@ -35,9 +35,10 @@ setup(void)
           "AT&T 3 nz\n",
           f);
     fclose(f);
-    if (tok_jieba_compile(dict_path, hmm ? hmm
-                                         : "/usr/lib/python3/dist-packages/"
-                                           "jieba/finalseg",
+    if (tok_jieba_compile(dict_path,
+                          hmm ? hmm
+                              : "/usr/lib/python3/dist-packages/"
+                                "jieba/finalseg",
                           model_path, NULL) < 0)
         abort();
 }

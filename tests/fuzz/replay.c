@@ -2,8 +2,9 @@
 /*
  * replay.c: a plain main() that feeds every file of a directory (or the
  * files named) to a fuzz target, so the committed corpus runs in
- * `make test` without clang.  A crash is the failure; the summary line is
- * "<target>: N passed, 0 failed, 0 skipped" with one pass per file.
+ * `make test` without clang.  A crash (or an unreadable file) is the
+ * failure; the whole corpus counts as one test: "<target>: 1 passed,
+ * 0 failed, 0 skipped (N inputs)".
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -78,6 +79,7 @@ main(int argc, char **argv)
         }
         closedir(d);
     }
-    printf("%s: %d passed, %d failed, 0 skipped\n", name, passed, failed);
+    printf("%s: %d passed, %d failed, 0 skipped (%d inputs)\n", name,
+           failed ? 0 : 1, failed ? 1 : 0, passed + failed);
     return failed ? 1 : 0;
 }
