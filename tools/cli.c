@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -268,4 +269,101 @@ cli_progress_done(struct cli_progress *p)
         return;
     progress_draw(p, cli_now());
     fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void vchunk_error(struct cli_chunk_result *r, uint64_t line,
+                         const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void
+vchunk_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
+             va_list ap)
+{
+    r->status = 1;
+    r->err_line = line;
+    vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
+}
+
+void
+cli_chunk_error(struct cli_chunk_result *r, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vchunk_error(r, line, fmt, ap);
+    va_end(ap);
+}
+
+bool
+cli_chunk_bad(struct cli_chunk_result *r, bool skip_bad, uint64_t line,
+              const char *fmt, ...)
+{
+    va_list ap;
+
+    if (skip_bad) {
+        r->n_skipped++;
+        return true;
+    }
+    va_start(ap, fmt);
+    vchunk_error(r, line, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+int
+cli_run_files(const struct cli_run *run, int argc, char *const *argv,
+              struct cli_output *out)
+{
+    static char *const stdin_only[] = { "-", NULL };
+    char *const *files = argc > 0 ? argv : stdin_only;
+    struct cli_pipeline_stats stats = { 0, 0, 0 };
+    struct cli_progress prog;
+    int rval = 0;
+
+    cli_progress_init(&prog,
+                      !run->quiet && (run->progress || isatty(STDERR_FILENO)));
+    for (; *files; files++) {
+        struct cli_input *in = cli_input_open(*files);
+        uint64_t skipped_before = stats.n_skipped;
+
+        if (in == NULL) {
+            rval = 1;
+            continue;
+        }
+        if (run->json_array)
+            cli_input_json_array(in);
+        if (cli_pipeline_run(in, out, run->n_threads, run->chunk_size,
+                             run->records, run->fn, run->ctx, &prog,
+                             &stats) != 0)
+            rval = 1;
+        if (stats.n_skipped > skipped_before && !run->quiet)
+            warnx("%s: skipped %llu bad record%s", cli_input_name(in),
+                  (unsigned long long)(stats.n_skipped - skipped_before),
+                  stats.n_skipped - skipped_before == 1 ? "" : "s");
+        cli_input_close(in);
+    }
+    cli_progress_done(&prog);
+    if (rval == 0) {
+        if (cli_output_commit(out) != 0)
+            rval = 1;
+    } else {
+        bool to_stdout = out->path == NULL;
+
+        cli_output_abort(out);
+        if (to_stdout && fflush(stdout) != 0)
+            warn("stdout");
+    }
+    return rval;
+}
+
+int
+cli_exit_status(int rval)
+{
+    if (fclose(stdout) != 0 && rval == 0) {
+        warn("stdout");
+        rval = 1;
+    }
+    return rval;
 }

@@ -140,6 +140,37 @@ int cli_pipeline_run(struct cli_input *in, struct cli_output *out,
                      struct cli_progress *progress,
                      struct cli_pipeline_stats *stats);
 
+/* cli_chunk_error: stop the run at `line` with a message (printf-style). */
+void cli_chunk_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
+                     ...) __attribute__((format(printf, 3, 4)));
+
+/* cli_chunk_bad: a bad record at `line`: counted when skip_bad, else an
+ * error as cli_chunk_error.  Returns true if processing goes on. */
+bool cli_chunk_bad(struct cli_chunk_result *r, bool skip_bad, uint64_t line,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* How a tool runs its inputs through the pipeline. */
+struct cli_run {
+    unsigned n_threads;
+    size_t chunk_size;
+    enum cli_records records;
+    bool json_array; /* inputs are JSON arrays (cli_input_json_array) */
+    bool quiet, progress;
+    cli_chunk_fn fn;
+    void *ctx;
+};
+
+/* cli_run_files: run the files (none means stdin) through the pipeline
+ * into out, one after another; an input that cannot be read is reported
+ * and the others still run; skipped records are reported per file.  Then
+ * commit out (or remove it after a failure).  Returns the exit status. */
+int cli_run_files(const struct cli_run *run, int argc, char *const *argv,
+                  struct cli_output *out);
+
+/* cli_exit_status: close stdout, checking for a write error; returns the
+ * final exit status for `rval`. */
+int cli_exit_status(int rval);
+
 /* cli_is_blank_line: true if s[0..len) holds only Python's whitespace
  * (str.isspace(): the 29 code points of Unicode White_Space plus
  * U+001C..U+001F). */

@@ -555,9 +555,5 @@ main(int argc, char **argv)
     tok_buf_release(&p.doc);
     tok_buf_release(&p.json);
     free(p.bucket_dir);
-    if (fclose(stdout) != 0 && rval == 0) {
-        warn("stdout");
-        rval = 1;
-    }
-    return rval;
+    return cli_exit_status(rval);
 }

@@ -9,7 +9,6 @@
 #include <err.h>
 #include <getopt.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/ubrk.h>
@@ -106,44 +105,10 @@ help(void)
 
 /* ------------------------------------------------------------------------ */
 
-static void vset_error(struct cli_chunk_result *r, uint64_t line,
-                       const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-static bool bad_record(const struct ctx *c, struct cli_chunk_result *r,
-                       uint64_t line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void
-vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
-           va_list ap)
-{
-    r->status = 1;
-    r->err_line = line;
-    vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
-}
-
-static bool
-bad_record(const struct ctx *c, struct cli_chunk_result *r, uint64_t line,
-           const char *fmt, ...)
-{
-    va_list ap;
-
-    if (c->skip_bad) {
-        r->n_skipped++;
-        return true;
-    }
-    va_start(ap, fmt);
-    vset_error(r, line, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 static bool
 nomem(struct cli_chunk_result *r, uint64_t line)
 {
-    r->status = 1;
-    r->err_line = line;
-    snprintf(r->err_msg, sizeof(r->err_msg), "out of memory");
+    cli_chunk_error(r, line, "out of memory");
     return false;
 }
 
@@ -377,10 +342,10 @@ json_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
     je = json_tokener_get_error(w->jt);
     if (obj == NULL || je != json_tokener_success) {
         json_object_put(obj);
-        *ok = bad_record(c, r, line, "invalid JSON: %s",
-                         je == json_tokener_continue
-                             ? "unexpected end of record"
-                             : json_tokener_error_desc(je));
+        *ok = cli_chunk_bad(r, c->skip_bad, line, "invalid JSON: %s",
+                            je == json_tokener_continue
+                                ? "unexpected end of record"
+                                : json_tokener_error_desc(je));
         return NULL;
     }
     for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
@@ -388,14 +353,16 @@ json_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
             break;
     if (p != end) {
         json_object_put(obj);
-        *ok = bad_record(c, r, line, "invalid JSON: text after the value");
+        *ok = cli_chunk_bad(r, c->skip_bad, line,
+                            "invalid JSON: text after the value");
         return NULL;
     }
     if (!json_object_is_type(obj, json_type_object) ||
         !json_object_object_get_ex(obj, c->json_key, &field) ||
         !json_object_is_type(field, json_type_string)) {
         json_object_put(obj);
-        *ok = bad_record(c, r, line, "no string field '%s'", c->json_key);
+        *ok = cli_chunk_bad(r, c->skip_bad, line, "no string field '%s'",
+                            c->json_key);
         return NULL;
     }
     *obj_out = obj;
@@ -449,9 +416,9 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
         }
         bad = tok_utf8_check(rec, (size_t)(rec_end - rec));
         if (bad != (size_t)(rec_end - rec)) {
-            if (!bad_record(c, r, rec_line,
-                            "invalid UTF-8 at byte offset %zu of the record",
-                            bad))
+            if (!cli_chunk_bad(r, c->skip_bad, rec_line,
+                               "invalid UTF-8 at byte offset %zu of the record",
+                               bad))
                 return;
             continue;
         }
@@ -573,8 +540,7 @@ main(int argc, char **argv)
     struct tok_jieba *jieba = NULL;
     struct tok_err e;
     struct cli_output out;
-    struct cli_progress prog;
-    struct cli_pipeline_stats stats = { 0, 0, 0 };
+    struct cli_run run;
     const char *model = NULL, *out_path = NULL, *user_dict = NULL;
     char *model_alloc = NULL;
     unsigned n_threads = cli_default_threads();
@@ -704,43 +670,16 @@ main(int argc, char **argv)
     }
 
     cli_output_open(&out, out_path);
-    cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
-    {
-        static char *const stdin_only[] = { "-", NULL };
-        char *const *files = argc > 0 ? argv : stdin_only;
-
-        for (; *files; files++) {
-            struct cli_input *in = cli_input_open(*files);
-            uint64_t skipped_before = stats.n_skipped;
-
-            if (in == NULL) {
-                rval = 1;
-                continue;
-            }
-            if (c.format == IN_WUDAO)
-                cli_input_json_array(in);
-            if (cli_pipeline_run(in, &out, n_threads, CHUNK_SIZE,
-                                 c.format == IN_TEXT && c.blank_docs
-                                     ? CLI_RECORDS_BLANK
-                                     : CLI_RECORDS_LINES,
-                                 process_chunk, &c, &prog, &stats) != 0)
-                rval = 1;
-            if (stats.n_skipped > skipped_before && !quiet)
-                warnx("%s: skipped %llu bad record%s", cli_input_name(in),
-                      (unsigned long long)(stats.n_skipped - skipped_before),
-                      stats.n_skipped - skipped_before == 1 ? "" : "s");
-            cli_input_close(in);
-        }
-    }
-    cli_progress_done(&prog);
-    if (rval == 0) {
-        if (cli_output_commit(&out) != 0)
-            rval = 1;
-    } else {
-        cli_output_abort(&out);
-        if (out_path == NULL && fflush(stdout) != 0)
-            warn("stdout");
-    }
+    run.n_threads = n_threads;
+    run.chunk_size = CHUNK_SIZE;
+    run.records = c.format == IN_TEXT && c.blank_docs ? CLI_RECORDS_BLANK
+                                                      : CLI_RECORDS_LINES;
+    run.json_array = c.format == IN_WUDAO;
+    run.quiet = quiet;
+    run.progress = progress;
+    run.fn = process_chunk;
+    run.ctx = &c;
+    rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         struct worker *w = &c.workers[i];
 
@@ -754,9 +693,5 @@ main(int argc, char **argv)
     free(c.workers);
     free(model_alloc);
     tok_jieba_close(jieba);
-    if (fclose(stdout) != 0 && rval == 0) {
-        warn("stdout");
-        rval = 1;
-    }
-    return rval;
+    return cli_exit_status(rval);
 }

@@ -7,7 +7,6 @@
  */
 #include <err.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,54 +126,6 @@ format_ids(const struct ctx *c, const struct tok_encoding *e,
     return tok_buf_append(out, "\n", 1);
 }
 
-static void set_error(struct cli_chunk_result *r, uint64_t line,
-                      const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool bad_record(const struct ctx *c, struct cli_chunk_result *r,
-                       uint64_t line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void vset_error(struct cli_chunk_result *r, uint64_t line,
-                       const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-
-static void
-vset_error(struct cli_chunk_result *r, uint64_t line, const char *fmt,
-           va_list ap)
-{
-    r->status = 1;
-    r->err_line = line;
-    vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
-}
-
-static void
-set_error(struct cli_chunk_result *r, uint64_t line, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vset_error(r, line, fmt, ap);
-    va_end(ap);
-}
-
-/* A record failed: count it when skipping is allowed, else stop the run.
- * Returns true if processing goes on. */
-static bool
-bad_record(const struct ctx *c, struct cli_chunk_result *r, uint64_t line,
-           const char *fmt, ...)
-{
-    va_list ap;
-
-    if (c->skip_bad) {
-        r->n_skipped++;
-        return true;
-    }
-    va_start(ap, fmt);
-    vset_error(r, line, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 /* Get the text of one record into w->text (sanitized), or report it. */
 static bool
 record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
@@ -188,10 +139,10 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
     rc = tok_utf8_sanitize(s, len, c->policy, &w->text, NULL, &e);
     if (rc == TOK_EUTF8) {
         *skip = true;
-        return bad_record(c, r, line, "%s", e.msg);
+        return cli_chunk_bad(r, c->skip_bad, line, "%s", e.msg);
     }
     if (rc < 0) {
-        set_error(r, line, "%s", tok_strerror((int)rc));
+        cli_chunk_error(r, line, "%s", tok_strerror((int)rc));
         return false;
     }
     if (!c->jsonl)
@@ -216,10 +167,10 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
         if (obj == NULL || je != json_tokener_success) {
             json_object_put(obj);
             *skip = true;
-            return bad_record(c, r, line, "invalid JSON: %s",
-                              je == json_tokener_continue
-                                  ? "unexpected end of line"
-                                  : json_tokener_error_desc(je));
+            return cli_chunk_bad(r, c->skip_bad, line, "invalid JSON: %s",
+                                 je == json_tokener_continue
+                                     ? "unexpected end of line"
+                                     : json_tokener_error_desc(je));
         }
         for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
             if (*p != ' ' && *p != '\t' && *p != '\r')
@@ -228,21 +179,22 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
         if (!ok) {
             json_object_put(obj);
             *skip = true;
-            return bad_record(c, r, line, "%s",
-                              "invalid JSON: text after the value");
+            return cli_chunk_bad(r, c->skip_bad, line, "%s",
+                                 "invalid JSON: text after the value");
         }
         if (!json_object_is_type(obj, json_type_object) ||
             !json_object_object_get_ex(obj, c->json_key, &field) ||
             !json_object_is_type(field, json_type_string)) {
             json_object_put(obj);
             *skip = true;
-            return bad_record(c, r, line, "no string field '%s'", c->json_key);
+            return cli_chunk_bad(r, c->skip_bad, line, "no string field '%s'",
+                                 c->json_key);
         }
         tok_buf_clear(&w->text);
         if (tok_buf_append(&w->text, json_object_get_string(field),
                            (size_t)json_object_get_string_len(field)) < 0) {
             json_object_put(obj);
-            set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+            cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
             return false;
         }
         json_object_put(obj);
@@ -256,7 +208,7 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
             if (tok_utf8_sanitize(w->text.data, w->text.len, TOK_UTF8_SKIP,
                                   &clean, NULL, NULL) < 0) {
                 tok_buf_release(&clean);
-                set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
                 return false;
             }
             tok_buf_release(&w->text);
@@ -286,13 +238,14 @@ decode_line(const struct ctx *c, struct worker *w, const char *s, size_t len,
             v = v * 10 + (uint64_t)(s[j++] - '0');
         if (j == i || v > INT32_MAX ||
             (j < len && s[j] != ' ' && s[j] != '\t' && s[j] != '\r')) {
-            return bad_record(c, r, line, "not an id at column %zu", i + 1);
+            return cli_chunk_bad(r, c->skip_bad, line,
+                                 "not an id at column %zu", i + 1);
         }
         if (n == w->cap_ids) {
             size_t cap = w->cap_ids ? 2 * w->cap_ids : 256;
             tok_id *ids = realloc(w->ids, cap * sizeof(*ids));
             if (ids == NULL) {
-                set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
                 return false;
             }
             w->ids = ids;
@@ -303,10 +256,10 @@ decode_line(const struct ctx *c, struct worker *w, const char *s, size_t len,
     }
     if (tok_decode(c->tok, w->ids, n, &r->out, &e) < 0) {
         r->out.len = (size_t)before;
-        return bad_record(c, r, line, "%s", e.msg);
+        return cli_chunk_bad(r, c->skip_bad, line, "%s", e.msg);
     }
     if (tok_buf_append(&r->out, "\n", 1) < 0) {
-        set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+        cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
         return false;
     }
     return true;
@@ -338,11 +291,11 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 tok_encoding_clear(&w->enc);
                 if (tok_encode(c->tok, w->text.data ? w->text.data : "",
                                w->text.len, &w->enc, &e) < 0) {
-                    set_error(r, line, "%s", e.msg);
+                    cli_chunk_error(r, line, "%s", e.msg);
                     return;
                 }
                 if (format_ids(c, &w->enc, &r->out) < 0) {
-                    set_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+                    cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
                     return;
                 }
             }
@@ -383,8 +336,7 @@ main(int argc, char **argv)
     struct tok_tokenizer *tok = NULL;
     struct tok_err e;
     struct cli_output out;
-    struct cli_progress prog;
-    struct cli_pipeline_stats stats = { 0, 0, 0 };
+    struct cli_run run;
     const char *vocab_path = NULL, *out_path = NULL;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false;
@@ -504,39 +456,15 @@ main(int argc, char **argv)
     }
 
     cli_output_open(&out, out_path);
-    cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
-    {
-        static char *const stdin_only[] = { "-", NULL };
-        char *const *files = argc > 0 ? argv : stdin_only;
-
-        for (; *files; files++) {
-            struct cli_input *in = cli_input_open(*files);
-            uint64_t skipped_before = stats.n_skipped;
-
-            if (in == NULL) {
-                rval = 1;
-                continue;
-            }
-            if (cli_pipeline_run(in, &out, n_threads, CHUNK_SIZE,
-                                 CLI_RECORDS_LINES, process_chunk, &c, &prog,
-                                 &stats) != 0)
-                rval = 1;
-            if (stats.n_skipped > skipped_before && !quiet)
-                warnx("%s: skipped %llu bad record%s", cli_input_name(in),
-                      (unsigned long long)(stats.n_skipped - skipped_before),
-                      stats.n_skipped - skipped_before == 1 ? "" : "s");
-            cli_input_close(in);
-        }
-    }
-    cli_progress_done(&prog);
-    if (rval == 0) {
-        if (cli_output_commit(&out) != 0)
-            rval = 1;
-    } else {
-        cli_output_abort(&out);
-        if (out_path == NULL && fflush(stdout) != 0)
-            warn("stdout");
-    }
+    run.n_threads = n_threads;
+    run.chunk_size = CHUNK_SIZE;
+    run.records = CLI_RECORDS_LINES;
+    run.json_array = false;
+    run.quiet = quiet;
+    run.progress = progress;
+    run.fn = process_chunk;
+    run.ctx = &c;
+    rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         tok_encoding_release(&c.workers[i].enc);
         tok_buf_release(&c.workers[i].text);
@@ -546,9 +474,5 @@ main(int argc, char **argv)
     free(c.workers);
     tok_tokenizer_free(tok);
     tok_vocab_free(vocab);
-    if (fclose(stdout) != 0 && rval == 0) {
-        warn("stdout");
-        rval = 1;
-    }
-    return rval;
+    return cli_exit_status(rval);
 }
