@@ -41,6 +41,27 @@ range:
     exit(EXIT_USAGE);
 }
 
+int
+cli_parse_choice(const char *s, const char *what, const char *const *names)
+{
+    char list[256];
+    size_t off = 0;
+    int n = 0;
+
+    for (int i = 0; names[i]; i++, n++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    list[0] = '\0';
+    for (int i = 0; i < n && off < sizeof(list); i++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+                                i == 0       ? ""
+                                : i == n - 1 ? " or "
+                                             : ", ",
+                                names[i]);
+    warnx("invalid %s '%s': use %s", what, s, list);
+    return -1;
+}
+
 unsigned
 cli_default_threads(void)
 {

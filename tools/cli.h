@@ -24,6 +24,11 @@
 uint64_t cli_parse_u64(const char *s, uint64_t min, uint64_t max,
                        const char *what);
 
+/* cli_parse_choice: the index of s in the NULL-terminated names, or -1
+ * after printing "<prog>: invalid <what> '<s>': use a, b or c" (the caller
+ * then prints its usage and exits 2). */
+int cli_parse_choice(const char *s, const char *what, const char *const *names);
+
 /* cli_default_threads: the number of online CPUs (at least 1). */
 unsigned cli_default_threads(void);
 

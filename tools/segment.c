@@ -556,28 +556,26 @@ main(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, "d:f:Hhj:k:m:o:Pqr:sU:Vw", longopts,
                              NULL)) != -1) {
         switch (ch) {
-        case 'd':
-            if (strcmp(optarg, "line") == 0)
-                c.blank_docs = false;
-            else if (strcmp(optarg, "blank") == 0)
-                c.blank_docs = true;
-            else {
-                warnx("invalid doc-sep '%s': use line or blank", optarg);
+        case 'd': {
+            static const char *const seps[] = { "line", "blank", NULL };
+            int k = cli_parse_choice(optarg, "doc-sep", seps);
+
+            if (k < 0)
                 usage();
-            }
+            c.blank_docs = k == 1;
             break;
-        case 'f':
-            if (strcmp(optarg, "text") == 0)
-                c.format = IN_TEXT;
-            else if (strcmp(optarg, "jsonl") == 0)
-                c.format = IN_JSONL;
-            else if (strcmp(optarg, "wudao") == 0)
-                c.format = IN_WUDAO;
-            else {
-                warnx("invalid format '%s': use text, jsonl or wudao", optarg);
+        }
+        case 'f': {
+            /* In enum in_format order. */
+            static const char *const formats[] = { "text", "jsonl", "wudao",
+                                                   NULL };
+            int k = cli_parse_choice(optarg, "format", formats);
+
+            if (k < 0)
                 usage();
-            }
+            c.format = (enum in_format)k;
             break;
+        }
         case 'H':
             c.hmm = false;
             break;
@@ -603,19 +601,17 @@ main(int argc, char **argv)
         case 'q':
             quiet = true;
             break;
-        case 'r':
-            if (strcmp(optarg, "paddle") == 0)
-                c.rule = RULE_PADDLE;
-            else if (strcmp(optarg, "icu") == 0)
-                c.rule = RULE_ICU;
-            else if (strcmp(optarg, "none") == 0)
-                c.rule = RULE_NONE;
-            else {
-                warnx("invalid sentence rule '%s': use paddle, icu or none",
-                      optarg);
+        case 'r': {
+            /* In enum rule order. */
+            static const char *const rules[] = { "paddle", "icu", "none",
+                                                 NULL };
+            int k = cli_parse_choice(optarg, "sentence rule", rules);
+
+            if (k < 0)
                 usage();
-            }
+            c.rule = (enum rule)k;
             break;
+        }
         case 's':
             c.skip_bad = true;
             break;

@@ -354,16 +354,16 @@ main(int argc, char **argv)
         case 'd':
             c.decode = true;
             break;
-        case 'F':
-            if (strcmp(optarg, "ernie") == 0)
-                opts.flavor = TOK_FLAVOR_ERNIE;
-            else if (strcmp(optarg, "bert") == 0)
-                opts.flavor = TOK_FLAVOR_BERT;
-            else {
-                warnx("invalid flavor '%s': use ernie or bert", optarg);
+        case 'F': {
+            /* In enum tok_flavor order. */
+            static const char *const flavors[] = { "ernie", "bert", NULL };
+            int k = cli_parse_choice(optarg, "flavor", flavors);
+
+            if (k < 0)
                 usage();
-            }
+            opts.flavor = (enum tok_flavor)k;
             break;
+        }
         case 'h':
             help();
             break;
@@ -402,19 +402,17 @@ main(int argc, char **argv)
         case 't':
             c.format = OUT_TOKENS;
             break;
-        case 'u':
-            if (strcmp(optarg, "strict") == 0)
-                c.policy = TOK_UTF8_STRICT;
-            else if (strcmp(optarg, "replace") == 0)
-                c.policy = TOK_UTF8_REPLACE;
-            else if (strcmp(optarg, "skip") == 0)
-                c.policy = TOK_UTF8_SKIP;
-            else {
-                warnx("invalid policy '%s': use strict, replace or skip",
-                      optarg);
+        case 'u': {
+            /* In enum tok_utf8_policy order. */
+            static const char *const policies[] = { "strict", "replace", "skip",
+                                                    NULL };
+            int k = cli_parse_choice(optarg, "policy", policies);
+
+            if (k < 0)
                 usage();
-            }
+            c.policy = (enum tok_utf8_policy)k;
             break;
+        }
         case 'V':
             cli_print_version("tokenize");
             return 0;
