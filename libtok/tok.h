@@ -293,13 +293,19 @@ void tok_words_init(struct tok_words *w);
 void tok_words_release(struct tok_words *w);
 void tok_words_clear(struct tok_words *w);
 
+/* Flags of tok_jieba_cut(). */
+#define TOK_JIEBA_HMM     1 /* jieba.cut(HMM=True) */
+#define TOK_JIEBA_TRUSTED 2 /* the caller has validated the UTF-8 */
+
 /* tok_jieba_cut: segment text[0..len) (valid UTF-8) as jieba.cut(text,
- * HMM=hmm) does, appending the words to w.  The words cover the text
- * exactly, in order; whitespace characters are words too ("\r\n" is one).
- * Returns 0, TOK_EUTF8 or TOK_ENOMEM.  Thread-safe: any number of threads
- * may cut with one segmenter, each with its own struct tok_words. */
+ * HMM=flags & TOK_JIEBA_HMM) does, appending the words to w.  The words
+ * cover the text exactly, in order; whitespace characters are words too
+ * ("\r\n" is one).  The UTF-8 is checked unless TOK_JIEBA_TRUSTED is set
+ * (then invalid text is undefined behaviour).  Returns 0, TOK_EUTF8 or
+ * TOK_ENOMEM.  Thread-safe: any number of threads may cut with one
+ * segmenter, each with its own struct tok_words. */
 int tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
-                  int hmm, struct tok_words *w, struct tok_err *err);
+                  int flags, struct tok_words *w, struct tok_err *err);
 
 #ifdef __cplusplus
 }

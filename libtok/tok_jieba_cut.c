@@ -41,6 +41,31 @@ struct cut {
     int rc;
 };
 
+/* Decode one code point of valid UTF-8 (checked on entry); returns its
+ * length. */
+static inline size_t
+decode_valid(const char *p, uint32_t *cp)
+{
+    const unsigned char *s = (const unsigned char *)p;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] < 0xE0) {
+        *cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+        return 2;
+    }
+    if (s[0] < 0xF0) {
+        *cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
+              (s[2] & 0x3F);
+        return 3;
+    }
+    *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+          ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+    return 4;
+}
+
 static void
 emit(struct cut *c, size_t start, size_t end)
 {
@@ -77,7 +102,7 @@ emit_chars(struct cut *c, size_t a, size_t b)
 {
     while (a < b) {
         uint32_t cp;
-        size_t n = tok_utf8_decode(c->text + a, b - a, &cp);
+        size_t n = decode_valid(c->text + a, &cp);
 
         emit(c, a, a + n);
         a += n;
@@ -342,7 +367,7 @@ cut_block(struct cut *c, size_t a, size_t b)
 
     for (size_t i = a; i < b;) {
         uint32_t cp;
-        size_t k = tok_utf8_decode(c->text + i, b - i, &cp);
+        size_t k = decode_valid(c->text + i, &cp);
 
         if (reserve(s, n + 1) < 0) {
             c->rc = TOK_ENOMEM;
@@ -463,17 +488,20 @@ top_piece(struct cut *c, size_t a, size_t b, int is_match)
 }
 
 int
-tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len, int hmm,
-              struct tok_words *w, struct tok_err *err)
+tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
+              int flags, struct tok_words *w, struct tok_err *err)
 {
     struct top_ctx t;
     struct cut_scratch *s;
-    size_t bad = tok_utf8_check(text, len);
 
-    if (bad != len)
-        return tok_err_set(err, TOK_EUTF8,
-                           "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
-                           bad, (unsigned)(unsigned char)text[bad]);
+    if (!(flags & TOK_JIEBA_TRUSTED)) {
+        size_t bad = tok_utf8_check(text, len);
+
+        if (bad != len)
+            return tok_err_set(err, TOK_EUTF8,
+                               "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
+                               bad, (unsigned)(unsigned char)text[bad]);
+    }
     if (w->scratch == NULL) {
         s = calloc(1, sizeof(*s));
         if (s == NULL || (s->md = pcre2_match_data_create(4, NULL)) == NULL) {
@@ -487,7 +515,7 @@ tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len, int hmm,
     t.c.w = w;
     t.c.s = w->scratch;
     t.c.rc = 0;
-    t.hmm = hmm;
+    t.hmm = flags & TOK_JIEBA_HMM;
     split(&t.c, RE_HAN, 0, len, top_piece);
     if (t.c.rc)
         return tok_err_set(err, t.c.rc, "%s", tok_strerror(t.c.rc));

@@ -884,7 +884,7 @@ suggest_freq(struct tok_jieba *j, const char *w, size_t len,
     int rc;
 
     tok_words_init(&ws);
-    rc = tok_jieba_cut(j, w, len, 0, &ws, NULL);
+    rc = tok_jieba_cut(j, w, len, TOK_JIEBA_TRUSTED, &ws, NULL);
     if (rc < 0) {
         tok_words_release(&ws);
         return rc;

@@ -121,7 +121,10 @@ put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
     bool first = true;
 
     tok_words_clear(&w->words);
-    if (tok_jieba_cut(c->jieba, text, len, c->hmm, &w->words, NULL) < 0)
+    /* Records are validated once, when read. */
+    if (tok_jieba_cut(c->jieba, text, len,
+                      (c->hmm ? TOK_JIEBA_HMM : 0) | TOK_JIEBA_TRUSTED,
+                      &w->words, NULL) < 0)
         return -1;
     for (size_t i = 0; i < w->words.n; i++) {
         size_t a = w->words.starts[i], b = w->words.ends[i];
@@ -162,6 +165,11 @@ collapse(const char *src, size_t len, const char *ch, struct tok_buf *dst)
 
     tok_buf_clear(dst);
     while (i + n <= len) {
+        const char *hit = memchr(src + i, ch[0], len - i - n + 1);
+
+        if (hit == NULL)
+            break;
+        i = (size_t)(hit - src);
         if (memcmp(src + i, ch, n) != 0) {
             i++;
             continue;
@@ -177,18 +185,20 @@ collapse(const char *src, size_t len, const char *ch, struct tok_buf *dst)
     return tok_buf_append(dst, src + from, len - from);
 }
 
-static bool
-is_split_char(const char *s, size_t len, size_t *n)
+/* The length of the split character at s, or 0. */
+static size_t
+split_char_len(const char *s, size_t len)
 {
-    for (size_t k = 0; k < sizeof(split_chars) / sizeof(split_chars[0]); k++) {
-        size_t m = strlen(split_chars[k]);
+    unsigned char c = (unsigned char)s[0];
 
-        if (m <= len && memcmp(s, split_chars[k], m) == 0) {
-            *n = m;
-            return true;
-        }
-    }
-    return false;
+    if (c == '?' || c == ';' || c == '!')
+        return 1;
+    if ((c != 0xE3 && c != 0xEF) || len < 3)
+        return 0;
+    for (size_t k = 0; k < sizeof(split_chars) / sizeof(split_chars[0]); k++)
+        if (split_chars[k][0] == s[0] && memcmp(s, split_chars[k], 3) == 0)
+            return 3;
+    return 0;
 }
 
 static int
@@ -213,7 +223,7 @@ segment_paddle(const struct ctx *c, struct worker *w, const char *doc,
     p = piece = a->data;
     end = a->data + a->len;
     while (p < end) {
-        size_t n = 1;
+        size_t n;
 
         if (*p == '\n') {
             if (p > piece &&
@@ -222,7 +232,7 @@ segment_paddle(const struct ctx *c, struct worker *w, const char *doc,
             piece = ++p;
             continue;
         }
-        if (is_split_char(p, (size_t)(end - p), &n)) {
+        if ((n = split_char_len(p, (size_t)(end - p))) > 0) {
             p += n;
             if (put_words(c, w, piece, (size_t)(p - piece), false, out) < 0)
                 return -1;

@@ -30,7 +30,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     len = size - 1;
     tok_words_init(&w);
-    rc = tok_jieba_cut(j, text, len, data[0] & 1, &w, NULL);
+    rc = tok_jieba_cut(j, text, len, data[0] & TOK_JIEBA_HMM, &w, NULL);
     if (tok_utf8_check(text, len) != len) {
         if (rc != TOK_EUTF8 || w.n != 0)
             abort();

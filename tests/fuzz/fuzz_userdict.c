@@ -65,8 +65,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int hmm = 0; hmm < 2; hmm++) {
             tok_words_clear(&w);
             at = 0;
-            if (tok_jieba_cut(j, sentence, sizeof(sentence) - 1, hmm, &w,
-                              NULL) != 0)
+            if (tok_jieba_cut(j, sentence, sizeof(sentence) - 1,
+                              hmm ? TOK_JIEBA_HMM : 0, &w, NULL) != 0)
                 abort();
             for (size_t i = 0; i < w.n; i++) {
                 if (w.starts[i] != at || w.ends[i] <= at)
