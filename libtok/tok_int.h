@@ -148,9 +148,10 @@ enum { TOK_HMM_B, TOK_HMM_M, TOK_HMM_E, TOK_HMM_S };
 
 /* One edge of the prefix trie, 16 bytes: key packs "used" (bit 63), the
  * child (bits 42..62), the parent (21..41) and the code point (0..20); logf
- * is log(freq) of the child, or NaN when the child is only a prefix.  Having
- * the child's weight in the slot makes each step of the DAG walk one memory
- * access. */
+ * is log(freq) of the child, or NaN when the child is only a prefix, and
+ * negated (-0.0 for freq 1) when the child has no children.  Having the
+ * child's weight and leafness in the slot makes each step of the DAG walk
+ * one memory access, and saves the failing lookup after a leaf. */
 struct tok_jedge {
     uint64_t key;
     double logf;

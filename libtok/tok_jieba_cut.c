@@ -392,14 +392,18 @@ cut_block(struct cut *c, size_t a, size_t b)
         bool found = false;
 
         for (size_t i = idx; e != NULL;) {
-            if (!isnan(e->logf)) { /* a word, not only a prefix */
-                double sc = (e->logf - lt) + s->score[i + 1];
+            double lf = e->logf;
+
+            if (!isnan(lf)) { /* a word, not only a prefix */
+                double sc = (fabs(lf) - lt) + s->score[i + 1];
 
                 if (!found || sc >= best) {
                     best = sc;
                     best_x = i;
                 }
                 found = true;
+                if (signbit(lf))
+                    break; /* a leaf: no longer word starts here */
             }
             if (++i >= n)
                 break;

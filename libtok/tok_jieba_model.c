@@ -25,7 +25,7 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 2u
+#define MODEL_VERSION 3u
 #define HEADER_SIZE   256u
 #define ROOT_N        0x10000u
 #define MIN_FLOAT     (-3.14e100)
@@ -121,23 +121,31 @@ node_new(struct tok_jieba *j, uint32_t *out)
 }
 
 /* The edge into the node of prefix cps[0..n) (n >= 1), creating missing
- * nodes as prefix-only nodes.  Returns 0, TOK_ENOMEM or TOK_ERANGE (more
- * than 2^21 nodes). */
+ * nodes as prefix-only nodes; *fresh tells whether that node is new.  A
+ * word node that gains a child stops being a leaf (its logf turns
+ * positive).  Returns 0, TOK_ENOMEM or TOK_ERANGE (more than 2^21 nodes). */
 static int
 trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n,
-            struct tok_jedge **out)
+            struct tok_jedge **out, bool *fresh)
 {
     uint32_t node = 0;
     struct tok_jedge *e = NULL;
 
+    *fresh = false;
     for (size_t k = 0; k < n; k++) {
+        struct tok_jedge *into = e; /* the edge into node (NULL: root) */
+
         e = (struct tok_jedge *)tok_jieba_edge(j, node, cps[k]);
+        *fresh = e == NULL;
         if (e == NULL) {
             uint32_t child;
             int rc = node_new(j, &child);
 
             if (rc < 0)
                 return rc;
+            /* Before the table may move: node has a child now. */
+            if (into && !isnan(into->logf))
+                into->logf = fabs(into->logf);
             if (node == 0 && cps[k] < ROOT_N) {
                 e = &j->root[cps[k]];
             } else {
@@ -186,17 +194,25 @@ add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 {
     struct tok_jedge *e;
     uint32_t node;
-    int rc = trie_insert(j, cps, n, &e);
+    bool fresh, leaf;
+    int rc = trie_insert(j, cps, n, &e, &fresh);
 
     if (rc < 0)
         return rc;
+    /* A prefix-only node (NaN) has children; a fresh one has none. */
+    leaf = fresh || (!isnan(e->logf) && signbit(e->logf));
     node = tok_jedge_child(e);
     if (j->freq[node] == 0 && freq > 0)
         j->n_words++;
     else if (j->freq[node] > 0 && freq == 0)
         j->n_words--;
     j->freq[node] = freq;
-    e->logf = freq > 0 ? log((double)freq) : NAN;
+    /* A leaf word's weight is stored negated (-0.0 for freq 1), so the DAG
+     * walk knows it can stop there; fabs() gives it back exactly. */
+    if (freq > 0)
+        e->logf = leaf ? -log((double)freq) : log((double)freq);
+    else
+        e->logf = NAN;
     j->total += freq;
     return 0;
 }
