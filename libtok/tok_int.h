@@ -166,18 +166,12 @@ tok_jedge_key(uint32_t parent, uint32_t cp)
     return ((uint64_t)parent << 21) | cp;
 }
 
-/* The slot hash of edge (parent, cp); its low bits index the table. */
+/* The slot hash of edge (parent, cp); its low bits index the table.
+ * Fibonacci hashing: one multiply, keeping the product's upper bits. */
 static inline size_t
 tok_jedge_hash(uint32_t parent, uint32_t cp)
 {
-    uint64_t x = tok_jedge_key(parent, cp);
-
-    /* A full 64-bit finalizer: the table is indexed by the low bits. */
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ULL;
-    return (size_t)(x ^ (x >> 33));
+    return (size_t)((tok_jedge_key(parent, cp) * 0x9E3779B97F4A7C15ULL) >> 28);
 }
 
 static inline uint32_t
@@ -206,9 +200,28 @@ struct tok_jieba {
 };
 
 /* Trie access, shared by the model and the cutter: the edge from node by
- * cp, or NULL; and the child's id (0 if none). */
-const struct tok_jedge *tok_jieba_edge(const struct tok_jieba *j, uint32_t node,
-                                       uint32_t cp);
+ * cp, or NULL (inline: it is the segmenter's inner loop); and the child's
+ * id (0 if none). */
+static inline const struct tok_jedge *
+tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+{
+    const uint64_t want = tok_jedge_key(node, cp);
+    size_t i;
+
+    if (node == 0 && cp < 0x10000)
+        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
+    i = tok_jedge_hash(node, cp) & j->edge_mask;
+    for (;;) {
+        const struct tok_jedge *e = &j->edges[i];
+
+        if (!(e->key & TOK_JEDGE_USED))
+            return NULL;
+        if ((e->key & ((1ULL << 42) - 1)) == want)
+            return e;
+        i = (i + 1) & j->edge_mask;
+    }
+}
+
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);
 
 #endif /* TOK_INT_H */

@@ -25,7 +25,7 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 3u
+#define MODEL_VERSION 4u
 #define HEADER_SIZE   256u
 #define ROOT_N        0x10000u
 #define MIN_FLOAT     (-3.14e100)
@@ -36,26 +36,6 @@
 
 #define edge_key  tok_jedge_key
 #define edge_hash tok_jedge_hash
-
-const struct tok_jedge *
-tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
-{
-    const uint64_t want = edge_key(node, cp);
-    size_t i;
-
-    if (node == 0 && cp < ROOT_N)
-        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
-    i = edge_hash(node, cp) & j->edge_mask;
-    for (;;) {
-        const struct tok_jedge *e = &j->edges[i];
-
-        if (!(e->key & TOK_JEDGE_USED))
-            return NULL;
-        if ((e->key & ((1ULL << 42) - 1)) == want)
-            return e;
-        i = (i + 1) & j->edge_mask;
-    }
-}
 
 uint32_t
 tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp)
