@@ -255,8 +255,10 @@ viterbi(struct cut *c, size_t a, size_t b)
         } else if (label == TOK_HMM_E || label == TOK_HMM_S) {
             size_t from = label == TOK_HMM_E ? begin : i;
 
-            if (j->force_split && word_freq(j, cps, from, i + 1) == 0) {
-                /* A user word of frequency 0 is forced apart. */
+            if (j->force_split) {
+                /* A word once added with frequency 0 is forced apart, even
+                 * if added again later: jieba never empties its
+                 * Force_Split_Words. */
                 uint32_t node = 0;
                 for (size_t k = from; k <= i && (k == from || node); k++)
                     node = tok_jieba_child(j, node, cps[k]);
@@ -294,7 +296,8 @@ hmm_skip_piece(struct cut *c, size_t a, size_t b, int is_match)
     emit(c, a, b);
 }
 
-/* Range of the current finalseg buffer, in code points, for the callback. */
+/* Range of the current finalseg buffer, in code points, for the callback;
+ * struct cut comes first, so the callback's cut pointer is the context. */
 struct hmm_ctx {
     struct cut c;
     size_t lo, hi;
