@@ -189,6 +189,7 @@ struct tok_jieba {
     struct tok_jedge *edges;
     size_t edge_mask, n_edges;
     struct tok_jedge *root; /* the root's children for BMP code points */
+    uint64_t *bloom;        /* one bit per (parent, cp) hash: "maybe an edge" */
     const double *emit; /* [4][TOK_EMIT_N], MIN_FLOAT where jieba has none */
     double start[4], trans[4][4];
     int64_t total;
@@ -199,6 +200,26 @@ struct tok_jieba {
     void *re[4]; /* pcre2_code: han-ish run, skip, HMM han, HMM skip */
 };
 
+/* The edge filter: 2^23 bits (1 MB, mostly cache-resident) indexed by the
+ * top bits of the edge's hash product.  More than half of the segmenter's
+ * lookups are for edges that do not exist; the filter answers most of them
+ * without touching the 16 MB table. */
+#define TOK_BLOOM_BITS 23
+
+static inline uint64_t
+tok_jedge_product(uint32_t parent, uint32_t cp)
+{
+    return tok_jedge_key(parent, cp) * 0x9E3779B97F4A7C15ULL;
+}
+
+static inline void
+tok_bloom_set(uint64_t *bloom, uint32_t parent, uint32_t cp)
+{
+    uint64_t b = tok_jedge_product(parent, cp) >> (64 - TOK_BLOOM_BITS);
+
+    bloom[b >> 6] |= 1ULL << (b & 63);
+}
+
 /* Trie access, shared by the model and the cutter: the edge from node by
  * cp, or NULL (inline: it is the segmenter's inner loop); and the child's
  * id (0 if none). */
@@ -208,8 +229,13 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
     const uint64_t want = tok_jedge_key(node, cp);
     size_t i;
 
+    uint64_t b;
+
     if (node == 0 && cp < 0x10000)
         return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
+    b = tok_jedge_product(node, cp) >> (64 - TOK_BLOOM_BITS);
+    if (!(j->bloom[b >> 6] & (1ULL << (b & 63))))
+        return NULL;
     i = tok_jedge_hash(node, cp) & j->edge_mask;
     for (;;) {
         const struct tok_jedge *e = &j->edges[i];

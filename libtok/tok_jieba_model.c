@@ -139,6 +139,7 @@ trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n,
                     i = (i + 1) & j->edge_mask;
                 e = &j->edges[i];
                 j->n_edges++;
+                tok_bloom_set(j->bloom, node, cps[k]);
             }
             e->key = TOK_JEDGE_USED | ((uint64_t)child << 42) |
                      edge_key(node, cps[k]);
@@ -212,6 +213,7 @@ jieba_free_arrays(struct tok_jieba *j)
 #undef IN_MAP
     free(j->force_split);
     free(j->emit_heap);
+    free(j->bloom);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -360,7 +362,8 @@ jieba_empty(struct tok_jieba **out, struct tok_err *err)
         goto nomem;
     j->heap = true;
     j->root = calloc(ROOT_N, sizeof(*j->root));
-    if (j->root == NULL || edges_resize(j, 1 << 16) < 0 ||
+    j->bloom = calloc((size_t)1 << (TOK_BLOOM_BITS - 6), sizeof(*j->bloom));
+    if (j->root == NULL || j->bloom == NULL || edges_resize(j, 1 << 16) < 0 ||
         node_new(j, &root) < 0)
         goto nomem;
     *out = j;
@@ -818,6 +821,16 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
              (e->key & 0x1FFFFF) > 0x10FFFF))
             goto corrupt;
     }
+    j->bloom = calloc((size_t)1 << (TOK_BLOOM_BITS - 6), sizeof(*j->bloom));
+    if (j->bloom == NULL) {
+        rc = tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+        goto fail;
+    }
+    for (size_t i = 0; i < slots; i++)
+        if (j->edges[i].key & TOK_JEDGE_USED)
+            tok_bloom_set(j->bloom,
+                          (uint32_t)((j->edges[i].key >> 21) & TOK_JNODE_MAX),
+                          (uint32_t)(j->edges[i].key & 0x1FFFFF));
     j->logtotal = log((double)j->total);
     rc = compile_regexes(j, err);
     if (rc < 0)
