@@ -148,6 +148,13 @@ tok_utf8_check(const char *str, size_t len)
             i++;
             continue;
         }
+        /* The common three-byte form (CJK) inline: E1..EC or EE..EF, two
+         * continuation bytes.  E0 and ED have narrower ranges. */
+        if (s[i] >= 0xE1 && s[i] <= 0xEF && s[i] != 0xED && i + 3 <= len &&
+            (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
         n = tok_utf8_decode(str + i, len - i, &cp);
         if (n == 0)
             return i;
