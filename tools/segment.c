@@ -126,23 +126,49 @@ put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
                       (c->hmm ? TOK_JIEBA_HMM : 0) | TOK_JIEBA_TRUSTED,
                       &w->words, NULL) < 0)
         return -1;
-    for (size_t i = 0; i < w->words.n; i++) {
-        size_t a = w->words.starts[i], b = w->words.ends[i];
+    /* The line is at most the text plus a space per word and a newline:
+     * reserve that once, then copy without further checks. */
+    {
+        size_t need = out->len + len + w->words.n + 2, at;
 
-        if (skip_space) {
-            uint32_t cp;
-            size_t k = tok_utf8_decode(text + a, b - a, &cp);
+        if (need > out->cap) {
+            size_t old = out->len;
 
-            if ((k == b - a && cli_is_space(cp)) ||
-                (b - a == 2 && text[a] == '\r' && text[a + 1] == '\n'))
-                continue;
+            if (tok_buf_append(out, NULL, 0) < 0)
+                return -1;
+            while (out->cap < need) {
+                char *d = realloc(out->data, out->cap * 2);
+
+                if (d == NULL)
+                    return -1;
+                out->data = d;
+                out->cap *= 2;
+            }
+            out->len = old;
         }
-        if ((!first && tok_buf_append(out, " ", 1) < 0) ||
-            tok_buf_append(out, text + a, b - a) < 0)
-            return -1;
-        first = false;
+        at = out->len;
+        for (size_t i = 0; i < w->words.n; i++) {
+            size_t a = w->words.starts[i], b = w->words.ends[i];
+
+            if (skip_space) {
+                uint32_t cp;
+                size_t k = tok_utf8_decode(text + a, b - a, &cp);
+
+                if ((k == b - a && cli_is_space(cp)) ||
+                    (b - a == 2 && text[a] == '\r' && text[a + 1] == '\n'))
+                    continue;
+            }
+            if (!first)
+                out->data[at++] = ' ';
+            memcpy(out->data + at, text + a, b - a);
+            at += b - a;
+            first = false;
+        }
+        out->data[at++] = '\n';
+        out->data[at] = '\0';
+        out->len = at;
     }
-    return tok_buf_append(out, "\n", 1);
+    return 0;
 }
 
 /* PaddleNLP's "simple rules": collapse runs of each special character
