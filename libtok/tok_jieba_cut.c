@@ -120,8 +120,13 @@ split(struct cut *c, int k, size_t a, size_t b, piece_fn fn)
     size_t pos = a;
 
     while (pos < b && !c->rc) {
-        int rc = pcre2_match(re, (PCRE2_SPTR)c->text, b, pos,
-                             PCRE2_NO_UTF_CHECK, c->s->md, NULL);
+        /* The JIT entry skips pcre2_match()'s per-call checks; the text
+         * is valid UTF-8 and the pattern compiled, so none are needed. */
+        int rc = c->j->re_jit[k]
+                     ? pcre2_jit_match(re, (PCRE2_SPTR)c->text, b, pos,
+                                       PCRE2_NO_UTF_CHECK, c->s->md, NULL)
+                     : pcre2_match(re, (PCRE2_SPTR)c->text, b, pos,
+                                   PCRE2_NO_UTF_CHECK, c->s->md, NULL);
         PCRE2_SIZE *ov;
 
         if (rc < 0)

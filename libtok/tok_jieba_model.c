@@ -247,7 +247,7 @@ compile_regexes(struct tok_jieba *j, struct tok_err *err)
         if (re == NULL)
             return tok_err_set(err, TOK_ENOMEM, "cannot compile regex %d", k);
         /* JIT is an optimization; the interpreter gives the same result. */
-        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+        j->re_jit[k] = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
         j->re[k] = re;
     }
     return 0;
