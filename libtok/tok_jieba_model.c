@@ -812,14 +812,28 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
             (tok_jedge_child(&j->root[i]) >= n_nodes ||
              tok_jedge_child(&j->root[i]) == 0))
             goto corrupt;
-    for (size_t i = 0; i < slots; i++) {
-        const struct tok_jedge *e = &j->edges[i];
+    {
+        /* The used slots must be exactly n_edges (< slots), so every probe
+         * sequence meets an empty slot and ends. */
+        size_t used = 0;
 
-        if ((e->key & TOK_JEDGE_USED) &&
-            (((e->key >> 21) & TOK_JNODE_MAX) >= n_nodes ||
-             tok_jedge_child(e) >= n_nodes || tok_jedge_child(e) == 0 ||
-             (e->key & 0x1FFFFF) > 0x10FFFF))
-            goto corrupt;
+        for (size_t i = 0; i < slots; i++) {
+            const struct tok_jedge *e = &j->edges[i];
+
+            if (!(e->key & TOK_JEDGE_USED))
+                continue;
+            used++;
+            if (((e->key >> 21) & TOK_JNODE_MAX) >= n_nodes ||
+                tok_jedge_child(e) >= n_nodes || tok_jedge_child(e) == 0 ||
+                (e->key & 0x1FFFFF) > 0x10FFFF)
+                goto corrupt;
+        }
+        if (used != j->n_edges) {
+            rc = tok_err_set(err, TOK_EFORMAT,
+                             "model '%s': %zu edges in use, header says %zu",
+                             path, used, j->n_edges);
+            goto fail;
+        }
     }
     j->bloom = calloc((size_t)1 << (TOK_BLOOM_BITS - 6), sizeof(*j->bloom));
     if (j->bloom == NULL) {

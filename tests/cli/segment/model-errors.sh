@@ -8,3 +8,16 @@ echo "exit $?"
 head -c 1000000 "$TOOLS/jieba.model" > cut.model
 echo 中文 | "$TOOLS/segment" -m cut.model
 echo "exit $?"
+# Every edge slot marked used: rejected, so no lookup can loop forever.
+python3 - "$TOOLS/jieba.model" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+n_nodes, slots = struct.unpack_from('<QQ', d, 16)
+off = 256 + 8 * n_nodes
+for i in range(slots):
+    if not struct.unpack_from('<Q', d, off + 16 * i)[0] >> 63:
+        struct.pack_into('<Q', d, off + 16 * i, 1 << 63 | 1 << 42 | 1 << 21 | 0x41)
+open('full.model', 'wb').write(d)
+PY
+echo 中文 | "$TOOLS/segment" -m full.model
+echo "exit $?"
