@@ -4,7 +4,7 @@
 TOOL_NAMES := tokenize segment json-pack
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
-	$(BUILD)/tools/cli_pipeline.o
+	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o
 
 # segment also needs ICU (sentence breaks) and knows where the installed
 # model lives.

@@ -176,6 +176,17 @@ int cli_run_files(const struct cli_run *run, int argc, char *const *argv,
  * final exit status for `rval`. */
 int cli_exit_status(int rval);
 
+struct json_tokener;
+
+/* cli_json_field: parse the JSONL record s[0..len) (valid UTF-8) with jt
+ * and put its string field `key` into out, as valid UTF-8 (NUL-terminated).
+ * Returns 1; 0 for a blank line (no record); -1 for a bad record (invalid
+ * JSON, text after the value, no such string field) or -2 when out of
+ * memory, with the reason in why. */
+int cli_json_field(struct json_tokener *jt, const char *s, size_t len,
+                   const char *key, struct tok_buf *out, char *why,
+                   size_t why_len);
+
 /* cli_is_blank_line: true if s[0..len) holds only Python's whitespace
  * (str.isspace(): the 29 code points of Unicode White_Space plus
  * U+001C..U+001F). */

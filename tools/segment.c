@@ -30,7 +30,8 @@ enum rule { RULE_PADDLE, RULE_ICU, RULE_NONE };
 
 struct worker {
     struct tok_words words;
-    struct tok_buf doc, text;
+    struct tok_buf doc, text; /* scratch of the sentence rules */
+    struct tok_buf field;     /* the text of a JSON record */
     struct json_tokener *jt;
     UBreakIterator *brk;
 };
@@ -357,55 +358,6 @@ segment_doc(const struct ctx *c, struct worker *w, const char *doc, size_t len,
     return tok_buf_append(out, "\n", 1);
 }
 
-/* The text of a JSON record, or NULL (reported). */
-static const char *
-json_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
-          uint64_t line, struct cli_chunk_result *r, size_t *out_len,
-          struct json_object **obj_out, bool *ok)
-{
-    struct json_object *obj, *field;
-    enum json_tokener_error je;
-    const char *p = s, *end = s + len;
-
-    *ok = true;
-    *obj_out = NULL;
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
-        p++;
-    if (p == end)
-        return NULL; /* a blank line: no record */
-    json_tokener_reset(w->jt);
-    obj = json_tokener_parse_ex(w->jt, p, (int)(end - p));
-    je = json_tokener_get_error(w->jt);
-    if (obj == NULL || je != json_tokener_success) {
-        json_object_put(obj);
-        *ok = cli_chunk_bad(r, c->skip_bad, line, "invalid JSON: %s",
-                            je == json_tokener_continue
-                                ? "unexpected end of record"
-                                : json_tokener_error_desc(je));
-        return NULL;
-    }
-    for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\r')
-            break;
-    if (p != end) {
-        json_object_put(obj);
-        *ok = cli_chunk_bad(r, c->skip_bad, line,
-                            "invalid JSON: text after the value");
-        return NULL;
-    }
-    if (!json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, c->json_key, &field) ||
-        !json_object_is_type(field, json_type_string)) {
-        json_object_put(obj);
-        *ok = cli_chunk_bad(r, c->skip_bad, line, "no string field '%s'",
-                            c->json_key);
-        return NULL;
-    }
-    *obj_out = obj;
-    *out_len = (size_t)json_object_get_string_len(field);
-    return json_object_get_string(field);
-}
-
 static void
 process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
               uint64_t first_line, struct cli_chunk_result *r)
@@ -481,38 +433,25 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 return;
             }
         } else {
-            struct json_object *obj;
-            size_t tlen = 0;
-            bool ok;
-            const char *t = json_text(c, w, rec, (size_t)(rec_end - rec),
-                                      rec_line, r, &tlen, &obj, &ok);
+            char why[200];
+            int k = cli_json_field(w->jt, rec, (size_t)(rec_end - rec),
+                                   c->json_key, &w->field, why, sizeof(why));
 
-            if (!ok)
+            if (k == -2) {
+                cli_chunk_error(r, rec_line, "%s", why);
                 return;
-            if (t == NULL) {
-                r->n_records--; /* a blank line, or a skipped record */
+            }
+            if (k <= 0) {
+                r->n_records--; /* a blank line, or a bad record */
+                if (k < 0 &&
+                    !cli_chunk_bad(r, c->skip_bad, rec_line, "%s", why))
+                    return;
                 continue;
             }
-            /* Never true with json-c 0.16 (it turns a lone surrogate
-             * escape into U+FFFD), but keep the words valid UTF-8 with any
-             * JSON library. */
-            if (tok_utf8_check(t, tlen) != tlen) {
-                tok_buf_clear(&w->text);
-                if (tok_utf8_sanitize(t, tlen, TOK_UTF8_SKIP, &w->text, NULL,
-                                      NULL) < 0) {
-                    json_object_put(obj);
-                    nomem(r, rec_line);
-                    return;
-                }
-                t = w->text.data;
-                tlen = w->text.len;
-            }
-            if (segment_doc(c, w, t, tlen, &r->out) < 0) {
-                json_object_put(obj);
+            if (segment_doc(c, w, w->field.data, w->field.len, &r->out) < 0) {
                 nomem(r, rec_line);
                 return;
             }
-            json_object_put(obj);
         }
     }
 }
@@ -688,6 +627,7 @@ main(int argc, char **argv)
         tok_words_init(&w->words);
         tok_buf_init(&w->doc);
         tok_buf_init(&w->text);
+        tok_buf_init(&w->field);
         w->jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
         if (w->jt == NULL)
             err(1, NULL);
@@ -718,6 +658,7 @@ main(int argc, char **argv)
         tok_words_release(&w->words);
         tok_buf_release(&w->doc);
         tok_buf_release(&w->text);
+        tok_buf_release(&w->field);
         json_tokener_free(w->jt);
         if (w->brk)
             ubrk_close(w->brk);

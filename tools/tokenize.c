@@ -22,7 +22,8 @@ enum out_format { OUT_IDS, OUT_TOKENS };
 
 struct worker {
     struct tok_encoding enc;
-    struct tok_buf text;
+    struct tok_buf raw;  /* a JSONL line, valid UTF-8 */
+    struct tok_buf text; /* the text to tokenize */
     struct json_tokener *jt;
     tok_id *ids;
     size_t cap_ids;
@@ -134,9 +135,11 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
     struct tok_err e;
     int64_t rc;
 
+    struct tok_buf *utf8 = c->jsonl ? &w->raw : &w->text;
+
     *skip = false;
-    tok_buf_clear(&w->text);
-    rc = tok_utf8_sanitize(s, len, c->policy, &w->text, NULL, &e);
+    tok_buf_clear(utf8);
+    rc = tok_utf8_sanitize(s, len, c->policy, utf8, NULL, &e);
     if (rc == TOK_EUTF8) {
         *skip = true;
         return cli_chunk_bad(r, c->skip_bad, line, "%s", e.msg);
@@ -148,74 +151,24 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
     if (!c->jsonl)
         return true;
 
-    /* JSONL: parse the (now valid UTF-8) line and take one string field. */
+    /* JSONL: parse the (now valid UTF-8) line, take one string field. */
     {
-        struct json_object *obj, *field;
-        enum json_tokener_error je;
-        const char *p = w->text.data, *end = w->text.data + w->text.len;
-        bool ok;
+        char why[200];
+        int k =
+            cli_json_field(w->jt, w->raw.data ? w->raw.data : "", w->raw.len,
+                           c->json_key, &w->text, why, sizeof(why));
 
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
-            p++;
-        if (p == end) {
-            *skip = true; /* blank lines carry no record */
+        if (k == 1)
             return true;
-        }
-        json_tokener_reset(w->jt);
-        obj = json_tokener_parse_ex(w->jt, p, (int)(end - p));
-        je = json_tokener_get_error(w->jt);
-        if (obj == NULL || je != json_tokener_success) {
-            json_object_put(obj);
-            *skip = true;
-            return cli_chunk_bad(r, c->skip_bad, line, "invalid JSON: %s",
-                                 je == json_tokener_continue
-                                     ? "unexpected end of line"
-                                     : json_tokener_error_desc(je));
-        }
-        for (p += json_tokener_get_parse_end(w->jt); p < end; p++)
-            if (*p != ' ' && *p != '\t' && *p != '\r')
-                break;
-        ok = p == end;
-        if (!ok) {
-            json_object_put(obj);
-            *skip = true;
-            return cli_chunk_bad(r, c->skip_bad, line, "%s",
-                                 "invalid JSON: text after the value");
-        }
-        if (!json_object_is_type(obj, json_type_object) ||
-            !json_object_object_get_ex(obj, c->json_key, &field) ||
-            !json_object_is_type(field, json_type_string)) {
-            json_object_put(obj);
-            *skip = true;
-            return cli_chunk_bad(r, c->skip_bad, line, "no string field '%s'",
-                                 c->json_key);
-        }
-        tok_buf_clear(&w->text);
-        if (tok_buf_append(&w->text, json_object_get_string(field),
-                           (size_t)json_object_get_string_len(field)) < 0) {
-            json_object_put(obj);
-            cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
+        *skip = true;
+        if (k == 0)
+            return true;
+        if (k == -2) {
+            cli_chunk_error(r, line, "%s", why);
             return false;
         }
-        json_object_put(obj);
-        /* json-c 0.16 turns a lone surrogate escape into U+FFFD, which the
-         * tokenizer drops, as the Python references drop the surrogate
-         * itself (category Cs); any other library's invalid bytes are
-         * dropped here. */
-        if (tok_utf8_check(w->text.data, w->text.len) != w->text.len) {
-            struct tok_buf clean;
-            tok_buf_init(&clean);
-            if (tok_utf8_sanitize(w->text.data, w->text.len, TOK_UTF8_SKIP,
-                                  &clean, NULL, NULL) < 0) {
-                tok_buf_release(&clean);
-                cli_chunk_error(r, line, "%s", tok_strerror(TOK_ENOMEM));
-                return false;
-            }
-            tok_buf_release(&w->text);
-            w->text = clean;
-        }
+        return cli_chunk_bad(r, c->skip_bad, line, "%s", why);
     }
-    return true;
 }
 
 static bool
@@ -447,6 +400,7 @@ main(int argc, char **argv)
         err(1, NULL);
     for (unsigned i = 0; i < n_threads; i++) {
         tok_encoding_init(&c.workers[i].enc);
+        tok_buf_init(&c.workers[i].raw);
         tok_buf_init(&c.workers[i].text);
         c.workers[i].jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
         if (c.workers[i].jt == NULL)
@@ -465,6 +419,7 @@ main(int argc, char **argv)
     rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         tok_encoding_release(&c.workers[i].enc);
+        tok_buf_release(&c.workers[i].raw);
         tok_buf_release(&c.workers[i].text);
         json_tokener_free(c.workers[i].jt);
         free(c.workers[i].ids);
