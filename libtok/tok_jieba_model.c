@@ -327,6 +327,28 @@ is_ascii_space(char c)
            c == '\f';
 }
 
+/* The next line of [*p, end), stripped of ASCII whitespace at both ends
+ * (Python's bytes.strip()) into [*a, *b); advances *p past it.  Returns
+ * false at the end. */
+static bool
+next_stripped_line(const char **p, const char *end, const char **a,
+                   const char **b)
+{
+    const char *nl;
+
+    if (*p >= end)
+        return false;
+    nl = memchr(*p, '\n', (size_t)(end - *p));
+    *a = *p;
+    *b = nl ? nl : end;
+    *p = nl ? nl + 1 : end;
+    while (*a < *b && is_ascii_space(**a))
+        (*a)++;
+    while (*b > *a && is_ascii_space((*b)[-1]))
+        (*b)--;
+    return true;
+}
+
 /* Parse a decimal integer the way jieba's int() sees dict.txt: optional
  * sign, digits, nothing else. */
 static bool
@@ -381,24 +403,18 @@ load_main_dict(struct tok_jieba *j, const char *path, struct tok_err *err)
     size_t len, line = 0;
     uint32_t cps[256];
     int rc = read_file(path, &data, &len, err);
-    const char *p, *end;
+    const char *p, *end, *a, *b;
 
     if (rc < 0)
         return rc;
     p = data;
     end = data + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *a = p, *b = nl ? nl : end, *sp, *sp2;
+    while (next_stripped_line(&p, end, &a, &b)) {
+        const char *sp, *sp2;
         int64_t freq;
         long n;
 
         line++;
-        p = nl ? nl + 1 : end;
-        while (a < b && is_ascii_space(*a))
-            a++;
-        while (b > a && is_ascii_space(b[-1]))
-            b--;
         sp = memchr(a, ' ', (size_t)(b - a));
         if (sp == NULL)
             goto bad;
@@ -942,7 +958,7 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
     size_t len, line = 0;
     int64_t n_added = 0;
     int rc = read_file(path, &data, &len, err);
-    const char *p, *end;
+    const char *p, *end, *a, *b;
 
     if (rc < 0)
         return rc;
@@ -952,19 +968,13 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
     }
     p = data;
     end = data + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *a = p, *b = nl ? nl : end, *word_end, *q;
+    while (next_stripped_line(&p, end, &a, &b)) {
+        const char *word_end, *q;
         uint32_t cps[256];
         int64_t freq = -1;
         long n;
 
         line++;
-        p = nl ? nl + 1 : end;
-        while (a < b && is_ascii_space(*a))
-            a++;
-        while (b > a && is_ascii_space(b[-1]))
-            b--;
         if (tok_utf8_check(a, (size_t)(b - a)) != (size_t)(b - a)) {
             free(data);
             return tok_err_set(err, TOK_EFORMAT,

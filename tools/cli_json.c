@@ -18,8 +18,7 @@ json_space(char c)
 
 int
 cli_json_field(struct json_tokener *jt, const char *s, size_t len,
-               const char *key, struct tok_buf *out, char *why,
-               size_t why_len)
+               const char *key, struct tok_buf *out, char *why, size_t why_len)
 {
     struct json_object *obj, *field;
     enum json_tokener_error je;
