@@ -41,17 +41,7 @@ n = max(1, round(5e6 / len(text.encode())))
 open(os.path.join(work, "mixed.txt"), "w", encoding="utf-8").write(text * n)
 PY
 
-best_time() {
-    best=
-    for _ in 1 2 3 4 5; do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 $best" | awk '{ d = $2 - $1;
-            if ($3 == "" || d < $3) print d; else print $3 }')
-    done
-    echo "$best"
-}
+. bench/lib.sh
 
 echo "| input | segmenter | threads | seconds | MB/s | MB/s per core | per core vs jieba | lines identical to jieba |"
 echo "|---|---|---|---|---|---|---|---|"

@@ -42,18 +42,7 @@ with open(os.path.join(data, "vocab/bert-base-chinese.vocab.txt"),
 PY
 VOCAB=$work/vocab/vocab.txt
 
-# best_time CMD...: the best wall time of 5 runs, in seconds.
-best_time() {
-    best=
-    for _ in 1 2 3 4 5; do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 $best" | awk '{ d = $2 - $1;
-            if ($3 == "" || d < $3) print d; else print $3 }')
-    done
-    echo "$best"
-}
+. bench/lib.sh
 mbs() { echo "$1 $2" | awk '{ printf "%.2f", $1 / 1e6 / $2 }'; }
 
 echo "| input | tokenizer | threads | seconds | MB/s | MB/s per core | vs HF 1 thread |"

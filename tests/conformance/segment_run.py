@@ -36,16 +36,12 @@ def paddle_doc(text, cut):
         text = re.sub('[' + char + ']+[ ]*', char, text)
     for char in SPLIT_CHARS:
         text = text.replace(char, char + "\n")
-    final = ""
-    for line in text.split("\n"):
-        if len(line) == 0:
-            continue
-        final += " ".join(cut(line)) + "\n"
-    return final + "\n"
+    return lines_doc(text, cut)
 
 
 def lines_doc(text, cut):
-    """--sentence-rule none: every line is a sentence."""
+    """--sentence-rule none (and the end of text_to_text): every non-empty
+    line is a sentence, the document ends with a blank line."""
     final = ""
     for line in text.split("\n"):
         if len(line) == 0:
