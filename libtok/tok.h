@@ -161,15 +161,16 @@ const char *tok_vocab_token(const struct tok_vocab *v, tok_id id, size_t *len);
 tok_id tok_vocab_special(const struct tok_vocab *v, enum tok_special s);
 
 /* tok_vocab_extend_chinese: PaddleNLP's extend_chinese_char(): for every
- * vocab token, in id order, that is a single code point in U+4E00..U+9FA5
- * and whose "##" form is not in the vocab, add "##<char>" with ids N,
- * N+1, ... where N = tok_vocab_n_ids(), which is V for any vocab without a
- * repeated token.  (With a repeated token PaddleNLP starts at V and so
- * reuses live ids, e.g. [UNK]'s in ernie-3.0-base-zh whose "$" occurs
- * twice; we do not.)  Calling it twice adds nothing more.  Strings
- * returned by tok_vocab_token() before the call are invalidated.  Returns the number of tokens
- * added (>= 0) or TOK_ENOMEM.  Not thread-safe: call it before sharing the
- * vocab. */
+ * id 0..V-1, in order, whose token is a single code point in U+4E00..U+9FA5
+ * and whose "##" form is not in the vocab, add "##<char>" with ids V, V+1,
+ * ... where V = tok_vocab_size().  As in PaddleNLP, a vocab that repeats a
+ * token has ids up to n_ids - 1 > V - 1, so the first new tokens share
+ * live ids (ernie-3.0-base-zh: "##的" gets 39979, [UNK]'s id); such an id
+ * then decodes as the new token, and lookups of the old token still give
+ * it.  Calling it twice adds nothing more.  Strings returned by
+ * tok_vocab_token() before the call are invalidated.  Returns the number
+ * of tokens added (>= 0) or TOK_ENOMEM.  Not thread-safe: call it before
+ * sharing the vocab. */
 int64_t tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err);
 
 /* After loading (and the optional extension) a vocab is immutable and safe

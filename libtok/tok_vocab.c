@@ -448,7 +448,13 @@ tok_vocab_special(const struct tok_vocab *v, enum tok_special s)
 int64_t
 tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
 {
-    size_t n_add = 0, base = v->n_ids;
+    /* PaddleNLP scans ids 0..V-1 and numbers the new tokens from
+     * len(tokenizer) = V, the count of distinct tokens.  When the vocab
+     * repeats a token, V < n_ids and the first new ids are live ones
+     * (ernie-3.0-base-zh: "##的" gets 39979, [UNK]'s id); we do the same, so
+     * the files match PaddleNLP's and its trainer reads them the same way,
+     * and an id so shared decodes as the new token, as in PaddleNLP. */
+    size_t n_add = 0, base = v->n_base, n_slots;
     int32_t *by_id;
 
     if (v->extended)
@@ -490,13 +496,17 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
         if (pass == 0) {
             if (entries_reserve(v, v->n_entries + n_add) < 0)
                 goto nomem;
-            by_id = realloc(v->by_id, (base + n_add + 1) * sizeof(*by_id));
+            n_slots = base + n_add > v->n_ids ? base + n_add : v->n_ids;
+            by_id = realloc(v->by_id, (n_slots + 1) * sizeof(*by_id));
             if (by_id == NULL)
                 goto nomem;
+            for (size_t i = v->n_ids; i < n_slots + 1; i++)
+                by_id[i] = -1;
             v->by_id = by_id;
         }
     }
-    v->n_ids = base + n_add;
+    if (base + n_add > v->n_ids)
+        v->n_ids = base + n_add;
     v->extended = true;
     if (maps_build(v) < 0)
         goto nomem;
