@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: MIT
 # tools/: one .c per command, thin over the libraries; cli*.c are shared.
 
-TOOL_NAMES := tokenize segment json-pack
+TOOL_NAMES := tokenize segment json-pack merge dataset-inspect
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o
+
+# merge and dataset-inspect read (and merge writes) through libdata.
+$(BUILD)/merge $(BUILD)/dataset-inspect: $(LIBDATA)
+$(BUILD)/merge $(BUILD)/dataset-inspect: TOOL_LIBS := $(LIBDATA_LIBS)
 
 # segment also needs ICU (sentence breaks) and knows where the installed
 # model lives.
