@@ -67,6 +67,7 @@ endif
 
 include mk/config.mk
 include mk/libtok.mk
+include mk/libdata.mk
 include mk/tools.mk
 include mk/tests.mk
 include mk/docs.mk

@@ -13,12 +13,12 @@ VENV := build/venv
 VENV_STAMP := $(VENV)/.installed
 TEST_LOG := $(BUILD)/test.log
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(LIBTOK)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS)
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(LIBDATA) $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
 
 $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
-		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTOK)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS)
+		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBDATA) $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
 
 $(BUILD)/tests/fuzz/fuzz_replay.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)
@@ -92,10 +92,11 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
 fuzz: $(FUZZ_BINS)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
-		libtok/tok_int.h
+		libtok/tok_int.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
-		$(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(REQ_LIBS) -lm
+		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(LIBDATA_SRCS) \
+		$(LIBDATA_LIBS) $(REQ_LIBS) -lm
 
 .PHONY: bench
 bench: all $(VENV_STAMP)

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ds.h: the public API of libdata's token dataset formats.
+ *
+ * libdata writes and reads the two on-disk forms of a tokenized corpus that
+ * PaddleNLP and Megatron-LM use: the mmap pair <prefix>.bin + <prefix>.idx
+ * (see ds-mmap(5)) and PaddleNLP's older pair <prefix>_ids.npy +
+ * <prefix>_idx.npz (see ds-npy(5)).  It is the only libdata header other
+ * modules include; see libdata(3).
+ */
+#ifndef DS_H
+#define DS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_VERSION_MAJOR  0
+#define DS_VERSION_MINOR  1
+#define DS_VERSION_PATCH  0
+#define DS_VERSION_STRING "0.1.0"
+
+/* ds_version: the run-time library version as "X.Y.Z" (static string). */
+const char *ds_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+/* Status codes.  Values are pinned, and the same numbers as libtok's. */
+enum ds_status {
+    DS_OK = 0,
+    DS_ENOMEM = -1,  /* out of memory */
+    DS_EIO = -2,     /* a file could not be opened, read, written, renamed */
+    DS_EFORMAT = -3, /* malformed dataset file */
+    DS_EINVAL = -6,  /* invalid argument */
+    DS_ERANGE = -7   /* id, size or position out of range */
+};
+
+/* ds_strerror: a static description of a status code; never NULL. */
+const char *ds_strerror(int code);
+
+/* Error details.  Library calls take a `struct ds_err *` as their last
+ * parameter (NULL allowed) and write it only on failure, so one check after
+ * a chain of calls is enough.  msg names the file and the byte offset or
+ * field that is wrong, e.g. "'x.idx': N=5 sentences and M=3 document
+ * entries need 118 bytes, the file has 90". */
+struct ds_err {
+    int code;
+    char msg[320];
+};
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                                */
+
+/* The dtype codes of the .idx header (PaddleNLP's table; Megatron agrees on
+ * every integer code). */
+enum ds_dtype {
+    DS_DTYPE_UINT8 = 1,
+    DS_DTYPE_INT8 = 2,
+    DS_DTYPE_INT16 = 3,
+    DS_DTYPE_INT32 = 4,
+    DS_DTYPE_INT64 = 5,
+    DS_DTYPE_FLOAT64 = 6,
+    DS_DTYPE_FLOAT32 = 7,
+    DS_DTYPE_UINT16 = 8,
+    DS_DTYPE_UINT32 = 9,
+    DS_DTYPE_UINT64 = 10
+};
+
+/* ds_dtype_size: bytes per element of t, or 0 for an unknown code. */
+size_t ds_dtype_size(enum ds_dtype t);
+
+/* ds_dtype_name: numpy's name of t ("uint16", "int32", ...), or "unknown"
+ * (static strings). */
+const char *ds_dtype_name(enum ds_dtype t);
+
+/* The two file pairs. */
+enum ds_format {
+    DS_FORMAT_MMAP = 0, /* <prefix>.bin + <prefix>.idx (MMIDIDX) */
+    DS_FORMAT_NPY = 1   /* <prefix>_ids.npy + <prefix>_idx.npz */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+
+/* A dataset being written: sentences (runs of token ids) grouped into
+ * documents.  The result is byte-identical to what PaddleNLP writes for the
+ * same sentences: MMapIndexedDatasetBuilder (add_item per sentence,
+ * end_document per document, finalize) for DS_FORMAT_MMAP, np.save and
+ * np.savez (stored) for DS_FORMAT_NPY (the zip's timestamps aside, which
+ * are fixed at 1980-01-01 so that output is reproducible).
+ *
+ * Every output is written as "<final name>.tmp.<pid>" and renamed only by
+ * ds_writer_commit(), so a killed run never leaves a file that looks
+ * complete.  Memory stays flat whatever the corpus size: sizes and document
+ * boundaries are streamed to temporary files next to the outputs (also
+ * named "*.tmp.<pid>").  A writer is not thread-safe. */
+struct ds_writer;
+
+/* ds_writer_open: start writing the dataset `prefix` (a path without
+ * suffix; its directory must exist) in `format`, with tokens stored as
+ * `dtype`, which must be DS_DTYPE_UINT16 or DS_DTYPE_INT32.  On success
+ * *out owns the writer: finish with ds_writer_commit() or
+ * ds_writer_abort().  Returns 0, DS_EINVAL (bad format or dtype), DS_EIO
+ * (a temporary file cannot be created; err names it) or DS_ENOMEM. */
+int ds_writer_open(struct ds_writer **out, const char *prefix,
+                   enum ds_format format, enum ds_dtype dtype,
+                   struct ds_err *err);
+
+/* ds_writer_add_sentence: append one sentence of n >= 1 ids to the current
+ * document.  Returns 0; DS_EINVAL for n == 0; DS_ERANGE if an id does not
+ * fit the dtype (err names the id, its position and the dtype) or n exceeds
+ * INT32_MAX; nothing of the sentence is written then and the writer stays
+ * usable.  DS_EIO on a write error, after which every call fails. */
+int ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
+                           struct ds_err *err);
+
+/* ds_writer_end_document: close the current document.  A document without
+ * sentences is not recorded (a dataset never holds an empty document), so
+ * calling it twice in a row is harmless.  Returns 0 or DS_EIO. */
+int ds_writer_end_document(struct ds_writer *w, struct ds_err *err);
+
+/* Counts so far: sentences added, documents ended (an open document is not
+ * counted yet), tokens added. */
+uint64_t ds_writer_n_sentences(const struct ds_writer *w);
+uint64_t ds_writer_n_documents(const struct ds_writer *w);
+uint64_t ds_writer_n_tokens(const struct ds_writer *w);
+
+/* ds_writer_commit: end an open document, write the headers and index
+ * arrays, fsync every file, and rename each to its final name (the token
+ * file first, the index last, since readers discover a dataset by its
+ * index).  Frees w whatever happens; on failure the temporaries are
+ * removed.  A final file is touched only by the two renames at the very
+ * end: only a failure of the second leaves a new token file beside an old
+ * index (which ds_open() refuses unless their sizes happen to agree).
+ * Returns 0, DS_EIO or DS_ENOMEM. */
+int ds_writer_commit(struct ds_writer *w, struct ds_err *err);
+
+/* ds_writer_abort: remove the temporaries and free w; NULL is a no-op. */
+void ds_writer_abort(struct ds_writer *w);
+
+/* ds_output_names: the two final file names of `prefix` in `format`, token
+ * file first (e.g. "p.bin", "p.idx"), into names[0] and names[1]; the
+ * caller frees each with free().  Returns 0, DS_EINVAL (bad format) or
+ * DS_ENOMEM (then names[] holds NULLs). */
+int ds_output_names(const char *prefix, enum ds_format format, char *names[2]);
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                    */
+
+/* An open dataset: N sentences in M-1 documents, T tokens.  Immutable once
+ * open: any number of threads may read it at once. */
+struct ds_dataset;
+
+/* ds_open: open the dataset `prefix`, detecting its format as PaddleNLP's
+ * make_dataset does: if <prefix>_ids.npy and <prefix>_idx.npz both exist it
+ * is DS_FORMAT_NPY, else <prefix>.idx + <prefix>.bin (DS_FORMAT_MMAP).  The
+ * token file is mapped read-only; the .idx is mapped; the .npz is read into
+ * memory (as numpy does).  Every header field is checked against the file
+ * sizes and every index array is checked for consistency (see ds-mmap(5)
+ * and ds-npy(5)); the token dtype is the file's.  Free with ds_close().
+ * Returns 0, DS_EIO (a file is missing or unreadable), DS_EFORMAT (err
+ * names the file and the field) or DS_ENOMEM. */
+int ds_open(struct ds_dataset **out, const char *prefix, struct ds_err *err);
+
+/* ds_close: unmap and free; NULL is a no-op. */
+void ds_close(struct ds_dataset *d);
+
+enum ds_format ds_dataset_format(const struct ds_dataset *d);
+enum ds_dtype ds_dataset_dtype(const struct ds_dataset *d);
+uint64_t ds_dataset_n_sentences(const struct ds_dataset *d);
+/* ds_dataset_n_documents: M - 1, where M is the length of doc_idx. */
+uint64_t ds_dataset_n_documents(const struct ds_dataset *d);
+uint64_t ds_dataset_n_tokens(const struct ds_dataset *d);
+
+/* ds_sentence_len: the number of tokens of sentence i (sizes[i]), or 0 if
+ * i >= ds_dataset_n_sentences(). */
+uint32_t ds_sentence_len(const struct ds_dataset *d, uint64_t i);
+
+/* ds_sentence_start: the position of sentence i's first token, in tokens
+ * (elements, not bytes), or 0 if i >= ds_dataset_n_sentences(). */
+uint64_t ds_sentence_start(const struct ds_dataset *d, uint64_t i);
+
+/* ds_document_first: doc_idx[k], the first sentence of document k, for k in
+ * 0..ds_dataset_n_documents() inclusive (the last is N); 0 past that. */
+uint64_t ds_document_first(const struct ds_dataset *d, uint64_t k);
+
+/* ds_read_tokens: copy the n tokens at positions pos..pos+n-1 to out as
+ * int32.  Returns 0; DS_ERANGE if the range passes the end (err names it),
+ * or if a stored value does not fit int32 (uint32, int64 or uint64 files;
+ * err names its position); out is then partly written.  Thread-safe. */
+int ds_read_tokens(const struct ds_dataset *d, uint64_t pos, size_t n,
+                   int32_t *out, struct ds_err *err);
+
+/* ds_dataset_tokens: the mapped token array, ds_dataset_n_tokens() elements
+ * of ds_dataset_dtype() in little-endian byte order, for fast paths; NULL
+ * for a dataset without tokens.  Valid until ds_close().  It is aligned to
+ * the element size for every file that numpy, PaddleNLP or this library
+ * writes (the .bin is mapped from offset 0; an .npy's data starts at a
+ * multiple of 16 or 64), not for a hand-made .npy with an odd header
+ * length. */
+const void *ds_dataset_tokens(const struct ds_dataset *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DS_H */
