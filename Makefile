@@ -45,7 +45,7 @@ endif
 
 # Required flags live apart from CFLAGS, so `make CFLAGS=-O0` keeps them.
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -MMD -MP \
-	-Ilibtok -Itools $(WARN_CFLAGS)
+	-Ilibtok -Ilibdata -Itools $(WARN_CFLAGS)
 ALL_CFLAGS = $(PROJECT_CFLAGS) $(OPT_CFLAGS) \
 	-DPROJECT_NAME='"$(PROJECT)"' -DPROJECT_VERSION='"$(VERSION)"' \
 	$(CPPFLAGS) $(CFLAGS)

@@ -36,7 +36,7 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	check
+	test-cpd test-bpe check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -44,7 +44,8 @@ test: deps
 	@$(MAKE) --no-print-directory -k test-run; \
 	tests/summarize $(TEST_LOG)
 
-test-run: test-unit test-cli test-fuzz test-conformance test-segment
+test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
+	test-bpe
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -68,6 +69,13 @@ test-conformance: $(TOOLS) $(VENV_STAMP)
 		--tokenize $(BUILD)/tokenize --data $(DATA) \
 		--cache build/oracle-cache
 
+# tokenize -F gpt2-bpe against HF tokenizers' ByteLevelBPETokenizer, with
+# models trained by HF during the run.
+test-bpe: $(BUILD)/tokenize $(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) bpe-conformance \
+		$(VENV)/bin/python tests/conformance/bpe_run.py \
+		--tokenize $(BUILD)/tokenize --data $(DATA)
+
 # segment against the real jieba: Debian's python3-jieba, seen by Debian's
 # Python (not the venv, whose PyPI jieba would shadow it).
 test-segment: $(TOOLS) $(JIEBA_MODEL)
@@ -75,6 +83,14 @@ test-segment: $(TOOLS) $(JIEBA_MODEL)
 		/usr/bin/python3 tests/conformance/segment_run.py \
 		--segment $(BUILD)/segment --json-pack $(BUILD)/json-pack \
 		--data $(DATA)
+
+# create-pretraining-data and merge against PaddleNLP's tokenizer and
+# indexed_dataset builder (byte-identical .bin/.idx), in the venv.
+test-cpd: $(TOOLS) $(JIEBA_MODEL) $(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) cpd-conformance \
+		$(VENV)/bin/python tests/conformance/cpd_run.py \
+		--tool $(BUILD)/create-pretraining-data --merge $(BUILD)/merge \
+		--data $(DATA) --cache build/oracle-cache
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps
@@ -104,4 +120,5 @@ bench: all $(VENV_STAMP)
 		-r bench/requirements.txt
 	@bench/tokenize.sh $(BUILD) $(DATA)
 	@bench/segment.sh $(BUILD) $(DATA)
+	@bench/create_pretraining_data.sh $(BUILD) $(DATA)
 	@/usr/bin/python3 bench/pku_fscore.py $(BUILD) $(DATA)

@@ -1,10 +1,16 @@
 # SPDX-License-Identifier: MIT
 # tools/: one .c per command, thin over the libraries; cli*.c are shared.
 
-TOOL_NAMES := tokenize segment json-pack merge dataset-inspect
+TOOL_NAMES := tokenize segment json-pack create-pretraining-data \
+	merge dataset-inspect
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o
+
+# create-pretraining-data writes through libdata and splits with ICU.
+$(BUILD)/create-pretraining-data: $(LIBDATA)
+$(BUILD)/create-pretraining-data: TOOL_LIBS := $(LIBDATA_LIBS) \
+	-licuuc -licudata
 
 # merge and dataset-inspect read (and merge writes) through libdata.
 $(BUILD)/merge $(BUILD)/dataset-inspect: $(LIBDATA)
@@ -13,7 +19,8 @@ $(BUILD)/merge $(BUILD)/dataset-inspect: TOOL_LIBS := $(LIBDATA_LIBS)
 # segment also needs ICU (sentence breaks) and knows where the installed
 # model lives.
 $(BUILD)/segment: TOOL_LIBS := -licuuc -licudata
-$(BUILD)/tools/segment.o: ALL_CFLAGS += -DDATADIR='"$(DATADIR)"'
+$(BUILD)/tools/cli.o $(BUILD)/tools/segment.o: ALL_CFLAGS += \
+	-DDATADIR='"$(DATADIR)"'
 
 $(BUILD)/%: $(BUILD)/tools/%.o $(CLI_OBJS) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS) $(TOOL_LIBS)

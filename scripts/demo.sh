@@ -3,8 +3,9 @@
 # usage: scripts/demo.sh BUILD DATA
 # The quick-start demo (make demo): the main job end to end on the bundled
 # sample: raw documents -> segment (jieba words, sentences) -> json-pack
-# (JSONL) -> tokenize (ERNIE WordPiece ids) -> text again.  Later stages
-# (vocab-build, create-pretraining-data, train) join as they land.
+# (JSONL) -> tokenize (ERNIE WordPiece ids) -> create-pretraining-data
+# (sentences with whole-word marks into <prefix>.bin/.idx) ->
+# dataset-inspect.  Later stages (vocab-build, train) join as they land.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
@@ -40,6 +41,15 @@ cut -c 1-160 "$OUT/corpus.ids"
 
 step "tokenize -d: back to text"
 "$BUILD/tokenize" -q -d -v "$VOCAB" "$OUT/corpus.ids" | cut -c 1-160
+
+step "create-pretraining-data -S --chinese -W --cn-splited: sentences, ## whole-word marks, .bin/.idx"
+"$BUILD/create-pretraining-data" -q -v "$VOCAB" -S --chinese -W --cn-splited \
+    -o "$OUT/sample" "$OUT/corpus.jsonl"
+ls -l "$OUT/sample.bin" "$OUT/sample.idx"
+
+step "dataset-inspect: the counts, and document 0 as text (## marks whole words)"
+"$BUILD/dataset-inspect" "$OUT/sample"
+"$BUILD/dataset-inspect" -v "$VOCAB" -d 0 "$OUT/sample" | cut -c 1-160
 
 n_ids=$(wc -w < "$OUT/corpus.ids")
 n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx 39979 || true)

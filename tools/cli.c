@@ -15,6 +15,10 @@
 #include "cli.h"
 #include "banned.h"
 
+#ifndef DATADIR
+#    define DATADIR "/usr/local/share/erniekit"
+#endif
+
 uint64_t
 cli_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what)
 {
@@ -145,11 +149,22 @@ zwrite(struct cli_output *o, const void *p, size_t n, ZSTD_EndDirective mode)
     }
 }
 
+void
+cli_output_sink(struct cli_output *o,
+                int (*fn)(void *ctx, const void *p, size_t n), void *ctx)
+{
+    memset(o, 0, sizeof(*o));
+    o->sink = fn;
+    o->sink_ctx = ctx;
+}
+
 int
 cli_output_write(struct cli_output *o, const void *p, size_t n)
 {
     if (n == 0)
         return 0;
+    if (o->sink)
+        return o->sink(o->sink_ctx, p, n);
     if (o->zcs)
         return zwrite(o, p, n, ZSTD_e_continue);
     if (fwrite(p, 1, n, o->fp) != n) {
@@ -174,6 +189,10 @@ cli_output_commit(struct cli_output *o)
 {
     int rc = 0;
 
+    if (o->sink) {
+        memset(o, 0, sizeof(*o));
+        return 0;
+    }
     if (o->zcs && zwrite(o, "", 0, ZSTD_e_end) < 0)
         rc = -1;
     if (o->path == NULL) {
@@ -206,6 +225,10 @@ cli_output_commit(struct cli_output *o)
 void
 cli_output_abort(struct cli_output *o)
 {
+    if (o->sink) {
+        memset(o, 0, sizeof(*o));
+        return;
+    }
     if (o->path == NULL) {
         output_free(o);
         return;
@@ -243,6 +266,38 @@ cli_is_blank_line(const char *s, size_t len)
 
 /* ------------------------------------------------------------------------ */
 
+char *
+cli_jieba_model_path(void)
+{
+    const char *env = getenv("SEGMENT_MODEL");
+    char exe[4096], *path;
+    ssize_t n;
+    size_t cap;
+
+    if (env && *env)
+        return strdup(env);
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        char *slash;
+
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash) {
+            cap = (size_t)(slash - exe) + sizeof("/jieba.model");
+            path = malloc(cap);
+            if (path == NULL)
+                return NULL;
+            snprintf(path, cap, "%.*s/jieba.model", (int)(slash - exe), exe);
+            if (access(path, R_OK) == 0)
+                return path;
+            free(path);
+        }
+    }
+    return strdup(DATADIR "/jieba.model");
+}
+
+/* ------------------------------------------------------------------------ */
+
 double
 cli_now(void)
 {
@@ -255,17 +310,57 @@ cli_now(void)
 void
 cli_progress_init(struct cli_progress *p, bool on)
 {
+    memset(p, 0, sizeof(*p));
     p->on = on;
     p->t_start = p->t_last = cli_now();
-    p->bytes = 0;
+}
+
+/* "1:02:03" or "2:03" */
+static void
+format_duration(double s, char *buf, size_t n)
+{
+    unsigned long t = s < 0 ? 0 : (unsigned long)(s + 0.5);
+
+    if (t >= 3600)
+        snprintf(buf, n, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%lu:%02lu", t / 60, t % 60);
+}
+
+static void
+progress_format(const struct cli_progress *p, double now, char *buf, size_t n)
+{
+    double dt = now - p->t_start, mb = (double)p->bytes / 1e6;
+    double rate = dt > 0 ? mb / dt : 0.0;
+    size_t off;
+
+    off = (size_t)snprintf(buf, n, "%.1f MB read", mb);
+    if (p->total && off < n)
+        off += (size_t)snprintf(buf + off, n - off, " (%.0f%%)",
+                                100.0 * (double)p->bytes / (double)p->total);
+    if (off < n)
+        off += (size_t)snprintf(buf + off, n - off, ", %.1f MB/s", rate);
+    if (p->count_docs && off < n)
+        off += (size_t)snprintf(buf + off, n - off,
+                                ", %llu documents (%.0f/s)",
+                                (unsigned long long)p->docs,
+                                dt > 0 ? (double)p->docs / dt : 0.0);
+    if (p->total && p->bytes && p->bytes < p->total && off < n) {
+        char eta[32];
+
+        format_duration(dt * (double)(p->total - p->bytes) / (double)p->bytes,
+                        eta, sizeof(eta));
+        snprintf(buf + off, n - off, ", ETA %s", eta);
+    }
 }
 
 static void
 progress_draw(struct cli_progress *p, double now)
 {
-    double dt = now - p->t_start, mb = (double)p->bytes / 1e6;
+    char line[256];
 
-    fprintf(stderr, "\r%.1f MB read, %.1f MB/s", mb, dt > 0 ? mb / dt : 0.0);
+    progress_format(p, now, line, sizeof(line));
+    fprintf(stderr, "\r%s\033[K", line);
 }
 
 void
@@ -280,6 +375,20 @@ cli_progress_add(struct cli_progress *p, uint64_t bytes)
     if (now - p->t_last >= 0.25) {
         progress_draw(p, now);
         p->t_last = now;
+    }
+}
+
+void
+cli_progress_docs(struct cli_progress *p, uint64_t n)
+{
+    p->count_docs = true;
+    p->docs += n;
+    if (p->log_every && p->docs >= p->next_log) {
+        char line[256];
+
+        progress_format(p, cli_now(), line, sizeof(line));
+        fprintf(stderr, "%s%s\n", p->on ? "\r\033[K" : "", line);
+        p->next_log = (p->docs / p->log_every + 1) * p->log_every;
     }
 }
 
@@ -340,11 +449,12 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
     static char *const stdin_only[] = { "-", NULL };
     char *const *files = argc > 0 ? argv : stdin_only;
     struct cli_pipeline_stats stats = { 0, 0, 0 };
-    struct cli_progress prog;
+    struct cli_progress own, *prog = run->prog ? run->prog : &own;
     int rval = 0;
 
-    cli_progress_init(&prog,
-                      !run->quiet && (run->progress || isatty(STDERR_FILENO)));
+    if (run->prog == NULL)
+        cli_progress_init(&own, !run->quiet &&
+                                    (run->progress || isatty(STDERR_FILENO)));
     for (; *files; files++) {
         struct cli_input *in = cli_input_open(*files);
         uint64_t skipped_before = stats.n_skipped;
@@ -356,7 +466,7 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
         if (run->json_array)
             cli_input_json_array(in);
         if (cli_pipeline_run(in, out, run->n_threads, run->chunk_size,
-                             run->records, run->fn, run->ctx, &prog,
+                             run->records, run->fn, run->ctx, prog,
                              &stats) != 0)
             rval = 1;
         if (stats.n_skipped > skipped_before && !run->quiet)
@@ -365,7 +475,7 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
                   stats.n_skipped - skipped_before == 1 ? "" : "s");
         cli_input_close(in);
     }
-    cli_progress_done(&prog);
+    cli_progress_done(prog);
     if (rval == 0) {
         if (cli_output_commit(out) != 0)
             rval = 1;

@@ -35,6 +35,11 @@ unsigned cli_default_threads(void);
 /* cli_print_version: "<tool> (<project>) X.Y.Z" on stdout. */
 void cli_print_version(const char *tool);
 
+/* cli_jieba_model_path: the compiled jieba model to use: $SEGMENT_MODEL,
+ * else jieba.model beside the running program (a build tree), else the
+ * installed DATADIR/jieba.model.  Returns a malloc'd path or NULL. */
+char *cli_jieba_model_path(void);
+
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 
@@ -69,6 +74,11 @@ void cli_input_close(struct cli_input *in);
  * stdout, which is written directly.  A path ending in ".zst" is written
  * zstd-compressed. */
 struct cli_output {
+    /* When set, bytes go to sink(sink_ctx, p, n) (returning 0, or -1 after
+     * a warning) instead of a file, and commit/abort only forget it: for
+     * tools whose output is not one byte stream (cli_output_sink). */
+    int (*sink)(void *sink_ctx, const void *p, size_t n);
+    void *sink_ctx;
     FILE *fp;
     char *path;     /* final name, NULL for stdout */
     char *tmp_path; /* temporary name, NULL for stdout */
@@ -90,6 +100,10 @@ int cli_output_commit(struct cli_output *o);
 /* cli_output_abort: close and remove the temporary file. */
 void cli_output_abort(struct cli_output *o);
 
+/* cli_output_sink: an output that hands every write to fn. */
+void cli_output_sink(struct cli_output *o,
+                     int (*fn)(void *ctx, const void *p, size_t n), void *ctx);
+
 /* ------------------------------------------------------------------------ */
 /* Progress                                                                  */
 
@@ -97,12 +111,19 @@ struct cli_progress {
     bool on;
     double t_start, t_last;
     uint64_t bytes;
+    uint64_t total;     /* input bytes expected, 0 if unknown (no ETA) */
+    uint64_t docs;      /* documents, when the tool counts them */
+    bool count_docs;    /* show docs and docs/s */
+    uint64_t log_every; /* with count_docs: also a log line every N docs */
+    uint64_t next_log;
 };
 
 void cli_progress_init(struct cli_progress *p, bool on);
 /* cli_progress_add: count bytes and redraw at most a few times a second. */
 void cli_progress_add(struct cli_progress *p, uint64_t bytes);
 void cli_progress_done(struct cli_progress *p);
+/* cli_progress_docs: count n more documents (turns on count_docs). */
+void cli_progress_docs(struct cli_progress *p, uint64_t n);
 double cli_now(void);
 
 /* ------------------------------------------------------------------------ */
@@ -163,6 +184,7 @@ struct cli_run {
     bool quiet, progress;
     cli_chunk_fn fn;
     void *ctx;
+    struct cli_progress *prog; /* the caller's, initialized, or NULL */
 };
 
 /* cli_run_files: run the files (none means stdin) through the pipeline

@@ -458,38 +458,6 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
 
 /* ------------------------------------------------------------------------ */
 
-/* The model: $SEGMENT_MODEL, else jieba.model in the directory of the
- * running program (a build tree), else the installed one. */
-static char *
-default_model(void)
-{
-    const char *env = getenv("SEGMENT_MODEL");
-    char exe[4096], *path;
-    ssize_t n;
-    size_t cap;
-
-    if (env && *env)
-        return strdup(env);
-    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        char *slash;
-
-        exe[n] = '\0';
-        slash = strrchr(exe, '/');
-        if (slash) {
-            cap = (size_t)(slash - exe) + sizeof("/jieba.model");
-            path = malloc(cap);
-            if (path == NULL)
-                return NULL;
-            snprintf(path, cap, "%.*s/jieba.model", (int)(slash - exe), exe);
-            if (access(path, R_OK) == 0)
-                return path;
-            free(path);
-        }
-    }
-    return strdup(DATADIR "/jieba.model");
-}
-
 int
 main(int argc, char **argv)
 {
@@ -608,7 +576,7 @@ main(int argc, char **argv)
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
     if (model == NULL) {
-        model_alloc = default_model();
+        model_alloc = cli_jieba_model_path();
         if (model_alloc == NULL)
             err(1, NULL);
         model = model_alloc;
@@ -651,6 +619,7 @@ main(int argc, char **argv)
     run.progress = progress;
     run.fn = process_chunk;
     run.ctx = &c;
+    run.prog = NULL;
     rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         struct worker *w = &c.workers[i];

@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# usage: bench/create_pretraining_data.sh [BUILD] [DATA]   (or: make bench)
+# Time create-pretraining-data against its peers doing the same job on the
+# same JSONL, and print a Markdown table for BENCHMARKS.md: MB/s of input,
+# MB/s per core (1 and 2 workers), the speed-up per core over PaddleNLP and
+# HF, and the peak RSS of the largest process.
+#   job "sentences":  -S --chinese            (split at newlines, WordPiece)
+#   job "whole-word": -S --chinese -W         (plus jieba and the ## marks)
+# Peers (bench/cpd_peers.py): PaddleNLP's ErnieTokenizer + its mmap builder
+# driven as create_pretraining_data.py drives them (multiprocessing.Pool,
+# imap chunks of 256), and HF tokenizers' BertWordPieceTokenizer (Rust, one
+# thread a process) + the same builder.  Every run's .bin/.idx are checked
+# to be identical to ours.  Then ours on 10 MB and 1 GB of the same text
+# shows that memory stays flat as the corpus grows.
+# Input: the cmrc2018 contexts, four paragraphs a document, repeated.
+set -eu
+BUILD=${1:-build}
+DATA=${2:-../shared/data}
+VENV=build/venv
+CPD=$BUILD/create-pretraining-data
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+$VENV/bin/python - "$DATA" "$work" <<'PY'
+import json, os, sys
+sys.path.insert(0, "tests/conformance")
+from cpd_run import cmrc_documents
+from run import plain_vocab
+data, work = sys.argv[1], sys.argv[2]
+lines = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n"
+                for t in cmrc_documents(data)).encode()
+for name, size in (("small", 1.5e6), ("10mb", 1e7)):
+    with open(os.path.join(work, name + ".jsonl"), "wb") as f:
+        f.write(lines * max(1, round(size / len(lines))))
+plain_vocab(os.path.join(data, "vocab/ernie-3.0-base-zh.vocab.txt"),
+            os.path.join(work, "vocab"))
+PY
+for _ in $(seq 100); do cat "$work/10mb.jsonl"; done > "$work/1gb.jsonl"
+VOCAB=$work/vocab
+
+# run OUT CMD...: "seconds peak_kb" of one run of CMD (GNU time).
+run() {
+    /usr/bin/time -f '%e %M' -o "$work/time" "$@" > "$work/out" 2> "$work/err" ||
+        { cat "$work/err" >&2; exit 1; }
+    cat "$work/time"
+}
+# best3 CMD...: the best of 3 runs, with its peak RSS.
+best3() {
+    for _ in 1 2 3; do run "$@"; done | sort -n | head -n 1
+}
+row() { # job tool workers input_bytes seconds peak_kb ref_per_core
+    echo "$@" | awk '{
+        mbs = $4 / 1e6 / $5; per = mbs / $3;
+        x = ($7 > 0) ? sprintf("%.0fx", per / $7) : "1x";
+        printf "| %s | %s | %d | %.1f MB | %.2f | %.2f | %.2f | %s | %.0f MB |\n",
+            $1, $2, $3, $4 / 1e6, $5, mbs, per, x, $6 / 1024 }'
+}
+# peer KIND INPUT WORKERS [--wwm]: "seconds peak_kb" of bench/cpd_peers.py
+# (its own timing, after start-up), writing $work/ref.bin/.idx.
+peer() {
+    run $VENV/bin/python bench/cpd_peers.py "$1" "$VOCAB" "$2" "$work/ref" \
+        "$3" ${4:-} > /dev/null
+    echo "$(awk '{print $2}' "$work/out") $(awk '{print $2}' "$work/time")"
+}
+per_core() { echo "$1 $2 $3" | awk '{ printf "%.6f", $1 / 1e6 / $2 / $3 }'; }
+same() { # prefix: identical to the last reference output?
+    cmp -s "$1.bin" "$work/ref.bin" && cmp -s "$1.idx" "$work/ref.idx" ||
+        { echo "bench: $1 differs from the peer's output" >&2; exit 1; }
+}
+
+echo "| job | tool | workers | input | seconds | MB/s | MB/s per core | per core vs PaddleNLP | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|"
+small=$work/small.jsonl big=$work/10mb.jsonl
+s_small=$(wc -c < "$small") s_big=$(wc -c < "$big")
+for job in sentences whole-word; do
+    flags="-S --chinese" peer=
+    [ "$job" = whole-word ] && flags="$flags -W" peer=--wwm
+    # PaddleNLP: the small input (it runs at a fraction of a MB/s).
+    p1=
+    for w in 1 2; do
+        set -- $(peer paddle "$small" $w $peer)
+        [ -n "$p1" ] || p1=$(per_core "$s_small" "$1" 1)
+        row "$job" PaddleNLP $w "$s_small" "$1" "$2" 0
+    done
+    "$CPD" -q -j 1 -v "$VOCAB" $flags -o "$work/ours-small" "$small"
+    same "$work/ours-small"
+    if [ "$job" = sentences ]; then
+        for w in 1 2; do
+            set -- $(peer hf "$big" $w)
+            row "$job" "HF tokenizers" $w "$s_big" "$1" "$2" "$p1"
+        done
+        "$CPD" -q -j 2 -v "$VOCAB" $flags -o "$work/ours-big" "$big"
+        same "$work/ours-big"
+    fi
+    for j in 1 2; do
+        set -- $(best3 "$CPD" -q -j $j -v "$VOCAB" $flags -o "$work/o" "$big")
+        row "$job" ours $j "$s_big" "$1" "$2" "$p1"
+    done
+done
+
+echo
+echo "| input | seconds | MB/s | peak RSS |"
+echo "|---|---|---|---|"
+for in in "$big" "$work/1gb.jsonl"; do
+    set -- $(run "$CPD" -q -j 2 -v "$VOCAB" -S --chinese -W -o "$work/m" "$in")
+    echo "$(wc -c < "$in") $1 $2" | awk '{
+        printf "| %.0f MB | %.2f | %.1f | %.0f MB |\n", $1 / 1e6, $2,
+            $1 / 1e6 / $2, $3 / 1024 }'
+done

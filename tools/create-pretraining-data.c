@@ -1,0 +1,1226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * create-pretraining-data: JSONL documents to the token files the trainers
+ * read (<prefix>.bin/.idx or <prefix>_ids.npy/_idx.npz), as PaddleNLP's
+ * create_pretraining_data.py writes them: sentence splitting, WordPiece or
+ * byte-level BPE, and the "##" whole-word marks of Chinese words.  Workers
+ * turn chunks of lines into packed id records; the main thread writes them
+ * in input order through libdata.  See create-pretraining-data(1).
+ */
+#include <dirent.h>
+#include <err.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unicode/ubrk.h>
+#include <unicode/utext.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ds.h"
+#include "tok.h"
+#include "banned.h"
+
+#define CHUNK_SIZE (1u << 20)
+
+enum tokenizer { TOKENIZER_ERNIE, TOKENIZER_BERT, TOKENIZER_GPT2_BPE };
+enum splitter { SPLIT_NONE, SPLIT_NEWLINE, SPLIT_ICU };
+
+/* A word of the current sentence: bytes [off, off + len) of `base`. */
+struct word {
+    const char *p;
+    size_t len;
+    uint64_t hash;
+};
+
+struct worker {
+    struct json_tokener *jt;
+    struct tok_buf field;     /* the document text */
+    struct tok_buf collapsed; /* after --max-repeated-len */
+    struct tok_buf joined;    /* --cn-splited: the words joined */
+    struct tok_buf window;    /* concatenated tokens being matched */
+    struct tok_encoding enc;
+    struct tok_words words;
+    struct word *wordv;
+    size_t n_words, cap_words;
+    int32_t *set; /* open addressing over wordv, -1 = empty */
+    size_t set_cap;
+    size_t max_word_bytes;
+    int32_t *marked;
+    size_t n_marked, cap_marked;
+    size_t last_sentence; /* offset of the last sentence record in out */
+    UBreakIterator *brk;
+};
+
+struct ctx {
+    enum tokenizer tokenizer;
+    enum splitter splitter;
+    const struct tok_tokenizer *tok;
+    const struct tok_vocab *vocab; /* as loaded: id -> token string */
+    const struct tok_vocab *ext;   /* with the "##<CJK>" ids */
+    const struct tok_bpe *bpe;
+    const struct tok_jieba *jieba;
+    const char *json_key;
+    const char *dimer;
+    size_t dimer_len;
+    bool wwm, cn_splited, skip_bad;
+    size_t max_word_len;
+    long max_repeat; /* -1: keep runs */
+    tok_id eos;      /* -1: none */
+    tok_id unk;
+    uint8_t *has_cjk;  /* per id of vocab: the token has a U+4E00..9FA5 */
+    const char **tok_str; /* per id of vocab: its token ("" if none) */
+    size_t *tok_len;
+    tok_id *cont_id;   /* per id of vocab: the id of "##" + token */
+    size_t n_vocab_ids;
+    struct worker *workers;
+};
+
+/* What the main thread does with the records. */
+struct sink {
+    struct ds_writer *writer;
+    struct cli_progress *prog;
+    uint64_t docs_in;
+    struct ds_err err;
+    bool failed;
+};
+
+static void
+usage(void)
+{
+    fprintf(stderr,
+            "usage: create-pretraining-data [-ehPqSsVW] [-f format] "
+            "[-j threads] [-k key]\n"
+            "           [-T tokenizer] [--chinese] [--cn-splited] "
+            "[...] -v vocab -o prefix\n"
+            "           [file|dir ...]\n");
+    exit(EXIT_USAGE);
+}
+
+static void
+help(void)
+{
+    printf(
+        "usage: create-pretraining-data [options] -v vocab -o prefix "
+        "[file|dir ...]\n"
+        "\n"
+        "Turn JSONL documents (one JSON object a line) into the token files "
+        "the trainers\nread: PREFIX.bin + PREFIX.idx (Megatron/PaddleNLP "
+        "mmap, default) or\nPREFIX_ids.npy + PREFIX_idx.npz (-f npy), "
+        "byte-identical to PaddleNLP's\ncreate_pretraining_data.py.  A "
+        "directory is read recursively: its *.jsonl and\n*.zst files, in "
+        "sorted order.  No input or '-' reads stdin.\n"
+        "\n"
+        "  -v, --vocab PATH          vocab.txt, or a directory with "
+        "vocab.txt (WordPiece)\n"
+        "                            or vocab.json + merges.txt "
+        "(gpt2-bpe)\n"
+        "  -T, --tokenizer NAME      ernie (default), bert or gpt2-bpe\n"
+        "  -M, --merges FILE         merges.txt, when -v names vocab.json\n"
+        "  -o, --output-prefix PFX   write PFX.bin/.idx (or PFX_ids.npy/"
+        "_idx.npz)\n"
+        "  -f, --format NAME         mmap (default) or npy\n"
+        "  -k, --json-key KEY        the field to read (default 'text')\n"
+        "  -S, --split-sentences     one item per sentence (needed for "
+        "ERNIE's SOP)\n"
+        "      --chinese             with -S: sentences are the lines of "
+        "the text\n"
+        "                            (else ICU's sentence rules)\n"
+        "  -W, --cn-whole-word-segment\n"
+        "                            mark Chinese words with ## (jieba, "
+        "or --cn-splited)\n"
+        "      --cn-splited          the text is already segmented: words "
+        "are split by\n"
+        "                            --cn-split-dimer (default ' ')\n"
+        "      --cn-split-dimer STR  the word separator of --cn-splited\n"
+        "      --max-word-length N   longest word marked, in tokens "
+        "(default 6)\n"
+        "  -m, --jieba-model FILE    the compiled jieba model\n"
+        "  -U, --user-dict FILE      add a jieba user dictionary\n"
+        "      --max-repeated-len N  collapse runs of more than N equal "
+        "characters to one\n"
+        "                            (default 100, as PaddleNLP; 'none' "
+        "keeps them)\n"
+        "  -e, --append-eos          end each document with <|endoftext|> "
+        "(gpt2-bpe)\n"
+        "  -s, --skip-bad            skip bad records (and count them) "
+        "instead of failing\n"
+        "  -j, --threads N           worker threads (default: online "
+        "CPUs)\n"
+        "      --log-interval N      a progress line every N documents\n"
+        "  -P, --progress            show progress even if stderr is not a "
+        "terminal\n"
+        "  -q, --quiet               no progress, no summary\n"
+        "  -h, --help                show this help and exit\n"
+        "  -V, --version             show the version and exit\n"
+        "\n"
+        "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
+        "error.\n");
+    exit(0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text helpers                                                              */
+
+/* Python's re.sub(r"(.)\1{N,}", r"\1", text): a run of more than N equal
+ * code points other than '\n' becomes one. */
+static int
+collapse_runs(const char *s, size_t len, long n, struct tok_buf *out)
+{
+    size_t i = 0;
+
+    tok_buf_clear(out);
+    while (i < len) {
+        uint32_t cp;
+        size_t k = tok_utf8_decode(s + i, len - i, &cp), j = i + k;
+        size_t run = 1;
+
+        while (j + k <= len && memcmp(s + j, s + i, k) == 0) {
+            j += k;
+            run++;
+        }
+        if (cp != '\n' && run > (size_t)n) {
+            if (tok_buf_append(out, s + i, k) < 0)
+                return -1;
+        } else if (tok_buf_append(out, s + i, j - i) < 0) {
+            return -1;
+        }
+        i = j;
+    }
+    return tok_buf_append(out, "", 0);
+}
+
+/* Python's str.strip(): drop leading and trailing whitespace. */
+static void
+strip(const char **s, size_t *len)
+{
+    const char *p = *s, *end = *s + *len;
+
+    while (p < end) {
+        uint32_t cp;
+        size_t k = tok_utf8_decode(p, (size_t)(end - p), &cp);
+
+        if (k == 0 || !cli_is_space(cp))
+            break;
+        p += k;
+    }
+    while (end > p) {
+        const char *q = end - 1;
+        uint32_t cp;
+
+        while (q > p && ((unsigned char)*q & 0xC0) == 0x80)
+            q--;
+        if (tok_utf8_decode(q, (size_t)(end - q), &cp) != (size_t)(end - q) ||
+            !cli_is_space(cp))
+            break;
+        end = q;
+    }
+    *s = p;
+    *len = (size_t)(end - p);
+}
+
+static uint64_t
+hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* True if t contains a code point in U+4E00..U+9FA5 (the marking rule's
+ * "Chinese character"). */
+static bool
+has_cjk(const char *t, size_t len)
+{
+    for (size_t i = 0; i + 3 <= len; i++) {
+        unsigned char a = (unsigned char)t[i];
+
+        if (a >= 0xE4 && a <= 0xE9) {
+            uint32_t cp;
+
+            if (tok_utf8_decode(t + i, len - i, &cp) == 3 && cp >= 0x4E00 &&
+                cp <= 0x9FA5)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Words of a sentence and their set                                         */
+
+static int
+add_word(struct worker *w, const char *p, size_t len)
+{
+    if (w->n_words == w->cap_words) {
+        size_t cap = w->cap_words ? 2 * w->cap_words : 256;
+        struct word *v = realloc(w->wordv, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -1;
+        w->wordv = v;
+        w->cap_words = cap;
+    }
+    w->wordv[w->n_words].p = p;
+    w->wordv[w->n_words].len = len;
+    w->wordv[w->n_words].hash = hash_bytes(p, len);
+    w->n_words++;
+    if (len > w->max_word_bytes)
+        w->max_word_bytes = len;
+    return 0;
+}
+
+static int
+build_set(struct worker *w)
+{
+    size_t cap = 16;
+
+    while (cap < 2 * w->n_words)
+        cap *= 2;
+    if (cap > w->set_cap) {
+        int32_t *s = realloc(w->set, cap * sizeof(*s));
+
+        if (s == NULL)
+            return -1;
+        w->set = s;
+        w->set_cap = cap;
+    }
+    memset(w->set, 0xff, cap * sizeof(*w->set));
+    for (size_t i = 0; i < w->n_words; i++) {
+        size_t at = w->wordv[i].hash & (cap - 1);
+
+        while (w->set[at] >= 0)
+            at = (at + 1) & (cap - 1);
+        w->set[at] = (int32_t)i;
+    }
+    w->set_cap = cap;
+    return 0;
+}
+
+/* Is p[0..len), whose hash_bytes() is h, a word of the sentence? */
+static bool
+in_set(const struct worker *w, const char *p, size_t len, uint64_t h)
+{
+    size_t at = h & (w->set_cap - 1);
+
+    for (; w->set[at] >= 0; at = (at + 1) & (w->set_cap - 1)) {
+        const struct word *x = &w->wordv[w->set[at]];
+
+        if (x->hash == h && x->len == len && memcmp(x->p, p, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Python's text.split(dimer), then PaddleNLP's repair: the second of two
+ * empty strings in a row stands for a separator that was a word. */
+static int
+split_words(const struct ctx *c, struct worker *w, const char *s, size_t len)
+{
+    const char *p = s, *end = s + len;
+    bool prev_empty = false;
+
+    for (;;) {
+        const char *hit = c->dimer_len && (size_t)(end - p) >= c->dimer_len
+                              ? memmem(p, (size_t)(end - p), c->dimer,
+                                       c->dimer_len)
+                              : NULL;
+        const char *we = hit ? hit : end;
+        size_t n = (size_t)(we - p);
+
+        if (n == 0 && prev_empty) {
+            if (add_word(w, c->dimer, c->dimer_len) < 0)
+                return -1;
+            prev_empty = false;
+        } else {
+            if (add_word(w, p, n) < 0)
+                return -1;
+            prev_empty = n == 0;
+        }
+        if (hit == NULL)
+            break;
+        p = hit + c->dimer_len;
+    }
+    /* The text the tokenizer sees: the words joined without separator. */
+    tok_buf_clear(&w->joined);
+    for (size_t i = 0; i < w->n_words; i++)
+        if (tok_buf_append(&w->joined, w->wordv[i].p, w->wordv[i].len) < 0)
+            return -1;
+    return tok_buf_append(&w->joined, "", 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One sentence                                                              */
+
+static int
+reserve_marked(struct worker *w, size_t n)
+{
+    if (n > w->cap_marked) {
+        size_t cap = w->cap_marked ? w->cap_marked : 256;
+        int32_t *m;
+
+        while (cap < n)
+            cap *= 2;
+        m = realloc(w->marked, cap * sizeof(*m));
+        if (m == NULL)
+            return -1;
+        w->marked = m;
+        w->cap_marked = cap;
+    }
+    return 0;
+}
+
+/* mark_whole_words (ernie-data.md 4.5) over w->enc: a token holding a
+ * Chinese character starts the longest window of at most max_word_len
+ * tokens whose concatenation is a word; the window's other tokens become
+ * "##" + token.  The result goes to w->marked. */
+static int
+mark_whole_words(const struct ctx *c, struct worker *w)
+{
+    const tok_id *ids = w->enc.ids;
+    size_t n = w->enc.n, i = 0, m = 0;
+    size_t ends[64];
+    uint64_t hashes[64], h;
+
+    if (reserve_marked(w, n) < 0)
+        return -1;
+    while (i < n) {
+        size_t max_l = n - i < c->max_word_len ? n - i : c->max_word_len;
+        size_t l = 0, n_prefix = 0;
+
+        if (!c->has_cjk[ids[i]]) {
+            w->marked[m++] = ids[i++];
+            continue;
+        }
+        /* The window's text once; each shorter window is a prefix, and
+         * FNV-1a hashes a prefix on the way. */
+        tok_buf_clear(&w->window);
+        h = 0xcbf29ce484222325ull;
+        for (size_t k = 0; k < max_l; k++) {
+            tok_id id = ids[i + k];
+            const char *t = c->tok_str[id];
+            size_t len = c->tok_len[id];
+
+            if (w->window.len + len > w->max_word_bytes)
+                break; /* no word is that long */
+            if (tok_buf_append(&w->window, t, len) < 0)
+                return -1;
+            for (size_t b = 0; b < len; b++)
+                h = (h ^ (unsigned char)t[b]) * 0x100000001b3ull;
+            ends[k] = w->window.len;
+            hashes[k] = h;
+            n_prefix = k + 1;
+        }
+        for (l = n_prefix; l > 0; l--)
+            if (in_set(w, w->window.data, ends[l - 1], hashes[l - 1]))
+                break;
+        if (l == 0)
+            l = 1;
+        w->marked[m++] = ids[i];
+        for (size_t k = 1; k < l; k++)
+            w->marked[m++] = c->cont_id[ids[i + k]];
+        i += l;
+    }
+    w->n_marked = m;
+    return 0;
+}
+
+/* Tokenize one stripped sentence into (ids, n).  Returns -1 when out of
+ * memory. */
+static int
+tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
+                  size_t len, const int32_t **ids, size_t *n)
+{
+    const char *text = s;
+    size_t text_len = len;
+
+    tok_encoding_clear(&w->enc);
+    if (c->tokenizer == TOKENIZER_GPT2_BPE) {
+        if (tok_bpe_encode(c->bpe, s, len, &w->enc, NULL) < 0)
+            return -1;
+        goto plain;
+    }
+    if (!c->wwm) {
+        if (tok_encode(c->tok, s, len, &w->enc, NULL) < 0)
+            return -1;
+        goto plain;
+    }
+    w->n_words = 0;
+    w->max_word_bytes = 0;
+    if (c->cn_splited) {
+        if (split_words(c, w, s, len) < 0)
+            return -1;
+        text = w->joined.data;
+        text_len = w->joined.len;
+    } else {
+        tok_words_clear(&w->words);
+        if (tok_jieba_cut(c->jieba, s, len,
+                          TOK_JIEBA_HMM | TOK_JIEBA_TRUSTED, &w->words,
+                          NULL) < 0)
+            return -1;
+        for (size_t i = 0; i < w->words.n; i++)
+            if (add_word(w, s + w->words.starts[i],
+                         w->words.ends[i] - w->words.starts[i]) < 0)
+                return -1;
+    }
+    if (build_set(w) < 0 || tok_encode(c->tok, text, text_len, &w->enc, NULL) < 0 ||
+        mark_whole_words(c, w) < 0)
+        return -1;
+    *ids = w->marked;
+    *n = w->n_marked;
+    return 0;
+plain:
+    *ids = w->enc.ids;
+    *n = w->enc.n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records: per document u32 n_sentences, then per sentence u32 n and n
+ * int32 ids, in native byte order (they never leave the process). */
+
+static int
+put_u32(struct tok_buf *b, uint32_t v)
+{
+    return tok_buf_append(b, &v, sizeof(v));
+}
+
+static int
+put_sentence(const struct ctx *c, struct worker *w, const char *s, size_t len,
+             struct tok_buf *out, uint32_t *n_sent)
+{
+    const int32_t *ids;
+    size_t n;
+
+    strip(&s, &len);
+    if (len == 0)
+        return 0;
+    if (tokenize_sentence(c, w, s, len, &ids, &n) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    if (n > UINT32_MAX - 1)
+        return -1;
+    w->last_sentence = out->len;
+    if (put_u32(out, (uint32_t)n) < 0 ||
+        tok_buf_append(out, ids, n * sizeof(*ids)) < 0)
+        return -1;
+    (*n_sent)++;
+    return 0;
+}
+
+static int
+put_document(const struct ctx *c, struct worker *w, const char *text,
+             size_t len, struct tok_buf *out)
+{
+    size_t head = out->len;
+    uint32_t n_sent = 0;
+
+    if (put_u32(out, 0) < 0)
+        return -1;
+    switch (c->splitter) {
+    case SPLIT_NONE:
+        if (put_sentence(c, w, text, len, out, &n_sent) < 0)
+            return -1;
+        break;
+    case SPLIT_NEWLINE: {
+        const char *p = text, *end = text + len;
+
+        for (;;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *le = nl ? nl : end;
+
+            if (put_sentence(c, w, p, (size_t)(le - p), out, &n_sent) < 0)
+                return -1;
+            if (nl == NULL)
+                break;
+            p = nl + 1;
+        }
+        break;
+    }
+    case SPLIT_ICU: {
+        UErrorCode ec = U_ZERO_ERROR;
+        UText *ut = utext_openUTF8(NULL, text, (int64_t)len, &ec);
+        int32_t a, b;
+
+        if (U_FAILURE(ec))
+            return -1;
+        ubrk_setUText(w->brk, ut, &ec);
+        if (U_FAILURE(ec)) {
+            utext_close(ut);
+            return -1;
+        }
+        a = ubrk_first(w->brk);
+        while ((b = ubrk_next(w->brk)) != UBRK_DONE) {
+            if (put_sentence(c, w, text + a, (size_t)(b - a), out, &n_sent) <
+                0) {
+                utext_close(ut);
+                return -1;
+            }
+            a = b;
+        }
+        utext_close(ut);
+        break;
+    }
+    }
+    if (n_sent && c->eos >= 0) {
+        /* The eos id ends the document's last sentence. */
+        uint32_t n_last;
+
+        memcpy(&n_last, out->data + w->last_sentence, sizeof(n_last));
+        n_last++;
+        memcpy(out->data + w->last_sentence, &n_last, sizeof(n_last));
+        if (tok_buf_append(out, &c->eos, sizeof(c->eos)) < 0)
+            return -1;
+    }
+    memcpy(out->data + head, &n_sent, sizeof(n_sent));
+    return 0;
+}
+
+static void
+process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
+              uint64_t first_line, struct cli_chunk_result *r)
+{
+    const struct ctx *c = arg;
+    struct worker *w = &c->workers[worker];
+    const char *p = lines, *end = lines + len;
+    uint64_t line = first_line;
+
+    for (; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *rec = p, *rec_end = nl ? nl : end;
+        size_t n = (size_t)(rec_end - rec), bad;
+        const char *text;
+        size_t text_len;
+        char why[200];
+        int k;
+
+        p = nl ? nl + 1 : end;
+        bad = tok_utf8_check(rec, n);
+        if (bad != n) {
+            if (!cli_chunk_bad(r, c->skip_bad, line,
+                               "invalid UTF-8 at byte offset %zu of the record",
+                               bad))
+                return;
+            continue;
+        }
+        k = cli_json_field(w->jt, rec, n, c->json_key, &w->field, why,
+                           sizeof(why));
+        if (k == -2) {
+            cli_chunk_error(r, line, "%s", why);
+            return;
+        }
+        if (k == 0)
+            continue; /* a blank line */
+        if (k < 0) {
+            if (!cli_chunk_bad(r, c->skip_bad, line, "%s", why))
+                return;
+            continue;
+        }
+        text = w->field.data;
+        text_len = w->field.len;
+        if (c->max_repeat >= 0) {
+            if (collapse_runs(text, text_len, c->max_repeat, &w->collapsed) <
+                0)
+                goto nomem;
+            text = w->collapsed.data;
+            text_len = w->collapsed.len;
+        }
+        r->n_records++;
+        if (put_document(c, w, text, text_len, &r->out) < 0)
+            goto nomem;
+    }
+    return;
+nomem:
+    cli_chunk_error(r, line, "out of memory");
+}
+
+/* The main thread: hand the records of one chunk, in order, to libdata. */
+static int
+sink_write(void *arg, const void *data, size_t len)
+{
+    struct sink *s = arg;
+    const char *p = data, *end = p + len;
+    uint64_t docs = 0;
+
+    while (p < end) {
+        uint32_t n_sent;
+
+        memcpy(&n_sent, p, sizeof(n_sent));
+        p += sizeof(n_sent);
+        for (uint32_t i = 0; i < n_sent; i++) {
+            uint32_t n;
+
+            memcpy(&n, p, sizeof(n));
+            p += sizeof(n);
+            if (ds_writer_add_sentence(s->writer, (const int32_t *)(const void *)p,
+                                       n, &s->err) < 0)
+                goto fail;
+            p += (size_t)n * sizeof(int32_t);
+        }
+        if (ds_writer_end_document(s->writer, &s->err) < 0)
+            goto fail;
+        docs++;
+    }
+    s->docs_in += docs;
+    cli_progress_docs(s->prog, docs);
+    return 0;
+fail:
+    warnx("%s", s->err.msg);
+    s->failed = true;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+
+struct file_list {
+    char **v;
+    size_t n, cap;
+};
+
+static void
+list_add(struct file_list *l, const char *path)
+{
+    if (l->n + 1 >= l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            err(1, NULL);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n] = strdup(path);
+    if (l->v[l->n] == NULL)
+        err(1, NULL);
+    l->v[++l->n] = NULL;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Every *.jsonl and *.zst file under dir, as PaddleNLP takes them. */
+static void
+walk(const char *dir, struct file_list *l, bool quiet)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    if (d == NULL)
+        err(1, "cannot read directory '%s'", dir);
+    while ((e = readdir(d)) != NULL) {
+        char *path;
+        struct stat st;
+
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+            err(1, NULL);
+        if (stat(path, &st) != 0)
+            err(1, "cannot stat '%s'", path);
+        if (S_ISDIR(st.st_mode))
+            walk(path, l, quiet);
+        else if (ends_with(path, ".jsonl") || ends_with(path, ".zst"))
+            list_add(l, path);
+        else if (!quiet)
+            warnx("'%s': not *.jsonl or *.zst, skipped", path);
+        free(path);
+    }
+    closedir(d);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The input files: files as given, directories expanded and sorted. */
+static void
+expand_inputs(int argc, char **argv, struct file_list *l, uint64_t *total,
+              bool quiet)
+{
+    *total = 0;
+    for (int i = 0; i < argc; i++) {
+        struct stat st;
+
+        if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 &&
+            S_ISDIR(st.st_mode)) {
+            size_t from = l->n;
+
+            walk(argv[i], l, quiet);
+            qsort(l->v + from, l->n - from, sizeof(*l->v), cmp_str);
+            if (l->n == from && !quiet)
+                warnx("'%s': no *.jsonl or *.zst files", argv[i]);
+        } else {
+            list_add(l, argv[i]);
+        }
+    }
+    /* The ETA needs every input's size: plain regular files only. */
+    for (size_t i = 0; i < l->n; i++) {
+        struct stat st;
+
+        if (strcmp(l->v[i], "-") == 0 || ends_with(l->v[i], ".zst") ||
+            stat(l->v[i], &st) != 0 || !S_ISREG(st.st_mode)) {
+            *total = 0;
+            return;
+        }
+        *total += (uint64_t)st.st_size;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Vocabularies                                                              */
+
+/* path, or path/name when path is a directory; malloc'd. */
+static char *
+in_dir(const char *path, const char *name)
+{
+    struct stat st;
+    char *p;
+
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (asprintf(&p, "%s/%s", path, name) < 0)
+            err(1, NULL);
+        return p;
+    }
+    p = strdup(path);
+    if (p == NULL)
+        err(1, NULL);
+    return p;
+}
+
+static void
+prepare_marks(struct ctx *c)
+{
+    size_t n = tok_vocab_n_ids(c->vocab);
+
+    c->n_vocab_ids = n;
+    c->has_cjk = calloc(n ? n : 1, 1);
+    c->cont_id = malloc((n ? n : 1) * sizeof(*c->cont_id));
+    c->tok_str = calloc(n ? n : 1, sizeof(*c->tok_str));
+    c->tok_len = calloc(n ? n : 1, sizeof(*c->tok_len));
+    if (c->has_cjk == NULL || c->cont_id == NULL || c->tok_str == NULL ||
+        c->tok_len == NULL)
+        err(1, NULL);
+    for (size_t id = 0; id < n; id++) {
+        size_t len;
+        const char *t = tok_vocab_token(c->vocab, (tok_id)id, &len);
+        char *cont;
+        tok_id k;
+
+        c->cont_id[id] = c->unk;
+        c->tok_str[id] = t ? t : "";
+        c->tok_len[id] = t ? len : 0;
+        if (t == NULL)
+            continue;
+        c->has_cjk[id] = has_cjk(t, len);
+        if (asprintf(&cont, "##%s", t) < 0)
+            err(1, NULL);
+        k = tok_vocab_find(c->ext, cont, len + 2);
+        if (k >= 0)
+            c->cont_id[id] = k;
+        free(cont);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+enum {
+    OPT_CHINESE = 256,
+    OPT_CN_SPLITED,
+    OPT_CN_SPLIT_DIMER,
+    OPT_MAX_WORD_LENGTH,
+    OPT_MAX_REPEATED_LEN,
+    OPT_LOG_INTERVAL
+};
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "vocab", required_argument, NULL, 'v' },
+        { "tokenizer", required_argument, NULL, 'T' },
+        { "merges", required_argument, NULL, 'M' },
+        { "output-prefix", required_argument, NULL, 'o' },
+        { "format", required_argument, NULL, 'f' },
+        { "json-key", required_argument, NULL, 'k' },
+        { "split-sentences", no_argument, NULL, 'S' },
+        { "chinese", no_argument, NULL, OPT_CHINESE },
+        { "cn-whole-word-segment", no_argument, NULL, 'W' },
+        { "cn-splited", no_argument, NULL, OPT_CN_SPLITED },
+        { "cn-split-dimer", required_argument, NULL, OPT_CN_SPLIT_DIMER },
+        { "max-word-length", required_argument, NULL, OPT_MAX_WORD_LENGTH },
+        { "jieba-model", required_argument, NULL, 'm' },
+        { "user-dict", required_argument, NULL, 'U' },
+        { "max-repeated-len", required_argument, NULL, OPT_MAX_REPEATED_LEN },
+        { "append-eos", no_argument, NULL, 'e' },
+        { "skip-bad", no_argument, NULL, 's' },
+        { "threads", required_argument, NULL, 'j' },
+        { "log-interval", required_argument, NULL, OPT_LOG_INTERVAL },
+        { "progress", no_argument, NULL, 'P' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    struct ctx c;
+    struct sink sink;
+    struct cli_output out;
+    struct cli_run run;
+    struct cli_progress prog;
+    struct file_list files = { NULL, 0, 0 };
+    struct tok_vocab *vocab = NULL, *ext = NULL;
+    struct tok_tokenizer *tok = NULL;
+    struct tok_bpe *bpe = NULL;
+    struct tok_jieba *jieba = NULL;
+    struct tok_err e;
+    struct ds_err de;
+    enum ds_format format = DS_FORMAT_MMAP;
+    enum ds_dtype dtype;
+    const char *vocab_path = NULL, *merges_path = NULL, *prefix = NULL;
+    const char *model = NULL, *user_dict = NULL;
+    char *model_alloc = NULL;
+    unsigned n_threads = cli_default_threads();
+    bool quiet = false, progress = false, split = false, chinese = false;
+    bool append_eos = false;
+    uint64_t log_every = 0, total = 0;
+    size_t vocab_size;
+    int ch, rval;
+
+    memset(&c, 0, sizeof(c));
+    c.tokenizer = TOKENIZER_ERNIE;
+    c.json_key = "text";
+    c.dimer = " ";
+    c.max_word_len = 6;
+    c.max_repeat = 100;
+    c.eos = -1;
+
+    while ((ch = getopt_long(argc, argv, "ef:hj:k:M:m:o:PqSsT:U:v:VW",
+                             longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'e':
+            append_eos = true;
+            break;
+        case 'f': {
+            static const char *const formats[] = { "mmap", "npy", NULL };
+            int k = cli_parse_choice(optarg, "format", formats);
+
+            if (k < 0)
+                usage();
+            format = k == 0 ? DS_FORMAT_MMAP : DS_FORMAT_NPY;
+            break;
+        }
+        case 'h':
+            help();
+            break;
+        case 'j':
+            n_threads = (unsigned)cli_parse_u64(optarg, 1, 256, "threads");
+            break;
+        case 'k':
+            c.json_key = optarg;
+            break;
+        case 'M':
+            merges_path = optarg;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'o':
+            prefix = optarg;
+            break;
+        case 'P':
+            progress = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'S':
+            split = true;
+            break;
+        case 's':
+            c.skip_bad = true;
+            break;
+        case 'T': {
+            /* In enum tokenizer order. */
+            static const char *const names[] = { "ernie", "bert", "gpt2-bpe",
+                                                 NULL };
+            int k = cli_parse_choice(optarg, "tokenizer", names);
+
+            if (k < 0)
+                usage();
+            c.tokenizer = (enum tokenizer)k;
+            break;
+        }
+        case 'U':
+            user_dict = optarg;
+            break;
+        case 'v':
+            vocab_path = optarg;
+            break;
+        case 'V':
+            cli_print_version("create-pretraining-data");
+            return 0;
+        case 'W':
+            c.wwm = true;
+            break;
+        case OPT_CHINESE:
+            chinese = true;
+            break;
+        case OPT_CN_SPLITED:
+            c.cn_splited = true;
+            break;
+        case OPT_CN_SPLIT_DIMER:
+            c.dimer = optarg;
+            break;
+        case OPT_MAX_WORD_LENGTH:
+            c.max_word_len = (size_t)cli_parse_u64(optarg, 1, 64,
+                                                   "max-word-length");
+            break;
+        case OPT_MAX_REPEATED_LEN:
+            c.max_repeat = strcmp(optarg, "none") == 0
+                               ? -1
+                               : (long)cli_parse_u64(optarg, 0, 1u << 30,
+                                                     "max-repeated-len");
+            break;
+        case OPT_LOG_INTERVAL:
+            log_every = cli_parse_u64(optarg, 1, UINT64_MAX, "log-interval");
+            break;
+        default:
+            usage();
+        }
+    }
+    argc -= optind;
+    argv += optind;
+    if (vocab_path == NULL || prefix == NULL) {
+        warnx("%s is required", vocab_path == NULL ? "--vocab" : "-o PREFIX");
+        usage();
+    }
+    c.dimer_len = strlen(c.dimer);
+    if (c.cn_splited && c.dimer_len == 0) {
+        warnx("--cn-split-dimer must not be empty");
+        usage();
+    }
+    if (c.tokenizer == TOKENIZER_GPT2_BPE && c.wwm) {
+        warnx("--cn-whole-word-segment needs a WordPiece tokenizer "
+              "(ernie or bert)");
+        usage();
+    }
+    if (append_eos && c.tokenizer != TOKENIZER_GPT2_BPE) {
+        warnx("--append-eos: the %s tokenizer has no end-of-text token",
+              c.tokenizer == TOKENIZER_ERNIE ? "ernie" : "bert");
+        usage();
+    }
+    c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
+
+    /* The tokenizer, and the dtype PaddleNLP would pick for it. */
+    if (c.tokenizer == TOKENIZER_GPT2_BPE) {
+        char *vj = in_dir(vocab_path, "vocab.json");
+        char *mt = merges_path ? strdup(merges_path)
+                               : in_dir(vocab_path, "merges.txt");
+
+        if (mt == NULL)
+            err(1, NULL);
+        if (merges_path == NULL && strcmp(vj, vocab_path) == 0) {
+            warnx("--vocab names a file: give merges.txt with --merges");
+            usage();
+        }
+        if (tok_bpe_load(&bpe, vj, mt, &e) < 0)
+            errx(1, "%s", e.msg);
+        free(vj);
+        free(mt);
+        vocab_size = tok_bpe_vocab_size(bpe);
+        if (append_eos) {
+            c.eos = tok_bpe_find(bpe, "<|endoftext|>", 13);
+            if (c.eos < 0)
+                errx(1, "--append-eos: the vocab has no '<|endoftext|>'");
+        }
+    } else {
+        char *vt = in_dir(vocab_path, "vocab.txt");
+        struct tok_opts o;
+
+        if (tok_vocab_load(&vocab, vt, &e) < 0)
+            errx(1, "%s", e.msg);
+        tok_opts_init(&o, c.tokenizer == TOKENIZER_ERNIE ? TOK_FLAVOR_ERNIE
+                                                         : TOK_FLAVOR_BERT);
+        if (tok_tokenizer_new(&tok, vocab, &o, &e) < 0)
+            errx(1, "%s", e.msg);
+        vocab_size = tok_vocab_size(vocab);
+        c.unk = tok_vocab_special(vocab, TOK_SPECIAL_UNK);
+        if (c.wwm) {
+            int64_t added;
+
+            if (tok_vocab_load(&ext, vt, &e) < 0)
+                errx(1, "%s", e.msg);
+            added = tok_vocab_extend_chinese(ext, &e);
+            if (added < 0)
+                errx(1, "%s", e.msg);
+            if (tok_vocab_n_ids(vocab) > vocab_size && added > 0 && !quiet)
+                warnx("warning: '%s' repeats tokens, so (as in PaddleNLP) the "
+                      "first '##' ids reuse ids %zu..%zu of the vocab",
+                      vt, vocab_size, tok_vocab_n_ids(vocab) - 1);
+            c.vocab = vocab;
+            c.ext = ext;
+            prepare_marks(&c);
+        }
+        free(vt);
+        c.tok = tok;
+        c.vocab = vocab;
+    }
+    /* PaddleNLP: uint16 if vocab_size < 2**16 - 1, else int32; the "##"
+     * ids must fit too, which PaddleNLP does not check. */
+    dtype = vocab_size < 65535 ? DS_DTYPE_UINT16 : DS_DTYPE_INT32;
+    if (dtype == DS_DTYPE_INT32 && !quiet)
+        warnx("the vocab has %zu tokens (more than 65534): ids are stored "
+              "as int32",
+              vocab_size);
+    if (dtype == DS_DTYPE_UINT16 && ext && tok_vocab_n_ids(ext) > 65536) {
+        dtype = DS_DTYPE_INT32;
+        if (!quiet)
+            warnx("with the '##' ids the vocab needs %zu ids (more than "
+                  "65536): ids are stored as int32",
+                  tok_vocab_n_ids(ext));
+    }
+
+    if (c.wwm && !c.cn_splited) {
+        if (model == NULL) {
+            model_alloc = cli_jieba_model_path();
+            if (model_alloc == NULL)
+                err(1, NULL);
+            model = model_alloc;
+        }
+        if (tok_jieba_open(&jieba, model, &e) < 0)
+            errx(1, "%s", e.msg);
+        if (user_dict && tok_jieba_load_userdict(jieba, user_dict, &e) < 0)
+            errx(1, "%s", e.msg);
+        c.jieba = jieba;
+    }
+    c.bpe = bpe;
+
+    c.workers = calloc(n_threads, sizeof(*c.workers));
+    if (c.workers == NULL)
+        err(1, NULL);
+    for (unsigned i = 0; i < n_threads; i++) {
+        struct worker *w = &c.workers[i];
+
+        w->jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        if (w->jt == NULL)
+            err(1, NULL);
+        tok_buf_init(&w->field);
+        tok_buf_init(&w->collapsed);
+        tok_buf_init(&w->joined);
+        tok_buf_init(&w->window);
+        tok_encoding_init(&w->enc);
+        tok_words_init(&w->words);
+        if (c.splitter == SPLIT_ICU) {
+            UErrorCode ec = U_ZERO_ERROR;
+
+            w->brk = ubrk_open(UBRK_SENTENCE, "", NULL, 0, &ec);
+            if (U_FAILURE(ec))
+                errx(1, "cannot open ICU sentence breaker: %s",
+                     u_errorName(ec));
+        }
+    }
+
+    expand_inputs(argc, argv, &files, &total, quiet);
+    if (argc > 0 && files.n == 0)
+        errx(1, "no input: the directories hold no *.jsonl or *.zst file");
+    if (ds_writer_open(&sink.writer, prefix, format, dtype, &de) < 0)
+        errx(1, "%s", de.msg);
+    sink.docs_in = 0;
+    sink.failed = false;
+    sink.prog = &prog;
+    cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    prog.total = total;
+    prog.log_every = quiet ? 0 : log_every;
+    prog.next_log = log_every;
+    cli_output_sink(&out, sink_write, &sink);
+
+    memset(&run, 0, sizeof(run));
+    run.n_threads = n_threads;
+    run.chunk_size = CHUNK_SIZE;
+    run.records = CLI_RECORDS_LINES;
+    run.quiet = quiet;
+    run.progress = progress;
+    run.fn = process_chunk;
+    run.ctx = &c;
+    run.prog = &prog;
+    rval = cli_run_files(&run, (int)files.n, files.v, &out);
+    if (rval == 0 && ds_writer_n_documents(sink.writer) == 0) {
+        /* PaddleNLP fails here too (a division by zero in its summary);
+         * an empty dataset is never what was meant. */
+        warnx("no document has a token (%llu read): nothing written",
+              (unsigned long long)sink.docs_in);
+        rval = 1;
+    }
+    if (rval == 0) {
+        uint64_t n_docs = ds_writer_n_documents(sink.writer);
+        uint64_t n_sent = ds_writer_n_sentences(sink.writer);
+        uint64_t n_tok = ds_writer_n_tokens(sink.writer);
+
+        if (ds_writer_commit(sink.writer, &de) < 0) {
+            warnx("%s", de.msg);
+            rval = 1;
+        } else if (!quiet) {
+            char *names[2] = { NULL, NULL };
+
+            if (ds_output_names(prefix, format, names) == 0)
+                fprintf(stderr,
+                        "create-pretraining-data: wrote %s and %s (%s): "
+                        "%llu documents of %llu read, %llu sentences, %llu "
+                        "tokens (%.2f a sentence, %.2f a document)\n",
+                        names[0], names[1], ds_dtype_name(dtype),
+                        (unsigned long long)n_docs,
+                        (unsigned long long)sink.docs_in,
+                        (unsigned long long)n_sent, (unsigned long long)n_tok,
+                        n_sent ? (double)n_tok / (double)n_sent : 0.0,
+                        n_docs ? (double)n_tok / (double)n_docs : 0.0);
+            free(names[0]);
+            free(names[1]);
+        }
+    } else {
+        ds_writer_abort(sink.writer);
+    }
+
+    for (unsigned i = 0; i < n_threads; i++) {
+        struct worker *w = &c.workers[i];
+
+        json_tokener_free(w->jt);
+        tok_buf_release(&w->field);
+        tok_buf_release(&w->collapsed);
+        tok_buf_release(&w->joined);
+        tok_buf_release(&w->window);
+        tok_encoding_release(&w->enc);
+        tok_words_release(&w->words);
+        free(w->wordv);
+        free(w->set);
+        free(w->marked);
+        if (w->brk)
+            ubrk_close(w->brk);
+    }
+    for (size_t i = 0; i < files.n; i++)
+        free(files.v[i]);
+    free(files.v);
+    free(c.workers);
+    free(c.has_cjk);
+    free(c.cont_id);
+    free(c.tok_str);
+    free(c.tok_len);
+    free(model_alloc);
+    tok_jieba_close(jieba);
+    tok_tokenizer_free(tok);
+    tok_vocab_free(vocab);
+    tok_vocab_free(ext);
+    tok_bpe_free(bpe);
+    return cli_exit_status(rval);
+}
