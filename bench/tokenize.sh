@@ -6,7 +6,9 @@
 # core) for BENCHMARKS.md.  Ours is timed as a whole process (vocab load
 # included, best of 5); the Python peers in process after loading (best of
 # 3).  Inputs: the cmrc2018 contexts and WikiText-2 test of the shared
-# data, each repeated to about 5 MB.
+# data, each repeated to about 5 MB.  GPT-2 byte-level BPE (-F gpt2-bpe)
+# is timed on the English input against HF's ByteLevelBPETokenizer, with
+# a 30k model that HF trains on WikiText-2 test.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
@@ -39,6 +41,13 @@ with open(os.path.join(data, "vocab/bert-base-chinese.vocab.txt"),
         open(os.path.join(work, "vocab/vocab.txt"), "w",
              encoding="utf-8") as d:
     d.write(s.read())
+from tokenizers import ByteLevelBPETokenizer
+bpe = ByteLevelBPETokenizer()
+bpe.train([os.path.join(data, "en/wikitext-2-raw/wiki.test.raw")],
+          vocab_size=30000, min_frequency=2,
+          special_tokens=["<|endoftext|>"], show_progress=False)
+os.makedirs(os.path.join(work, "bpe"))
+bpe.save_model(os.path.join(work, "bpe"))
 PY
 VOCAB=$work/vocab/vocab.txt
 
@@ -65,6 +74,20 @@ for lang in zh en; do
     row "PaddleNLP ErnieTokenizer" 1 "$($VENV/bin/python bench/tokenize_peers.py paddle "$work/vocab" "$in" 2>/dev/null | awk '{print $2}')"
     row "transformers BertTokenizer (Python)" 1 "$($VENV/bin/python bench/tokenize_peers.py bert "$work/vocab" "$in" 2>/dev/null | awk '{print $2}')"
 done
+echo
+echo "GPT-2 byte-level BPE ($(grep -c . "$work/bpe/merges.txt") merge lines, trained by HF on WikiText-2 test):"
+echo
+echo "| input | tokenizer | threads | seconds | MB/s | MB/s per core | vs HF 1 thread |"
+echo "|---|---|---|---|---|---|---|"
+in=$work/en.txt
+size=$(wc -c < "$in")
+lang=en
+hf1=$($VENV/bin/python bench/tokenize_peers.py bpe1 "$work/bpe" "$in" | awk '{print $2}')
+for j in 1 2; do
+    row "ours (tokenize -F gpt2-bpe -j $j)" $j "$(best_time "$TOK" -q -j $j -F gpt2-bpe -v "$work/bpe" "$in")"
+done
+row "HF tokenizers ByteLevelBPETokenizer" 1 "$hf1"
+row "HF tokenizers ByteLevelBPETokenizer" 2 "$($VENV/bin/python bench/tokenize_peers.py bpe2 "$work/bpe" "$in" | awk '{print $2}')"
 echo
 echo "Peak memory of ours (-j 2), input x1 vs x4 (streaming: it should not grow):"
 for lang in zh en; do

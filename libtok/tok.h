@@ -308,6 +308,83 @@ void tok_words_clear(struct tok_words *w);
 int tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
                   int flags, struct tok_words *w, struct tok_err *err);
 
+/* ------------------------------------------------------------------------ */
+/* Byte-level BPE                                                            */
+
+/* GPT-2's byte-level BPE, giving the ids of Hugging Face tokenizers'
+ * ByteLevelBPETokenizer(vocab, merges) (add_prefix_space=False, no
+ * dropout, no unknown token): the text is split by GPT-2's regex, each
+ * piece's UTF-8 bytes become symbols of the 256-character bytes-to-unicode
+ * alphabet, and merges apply lowest rank first (leftmost on a tie).  A
+ * byte whose symbol is not in the vocab is dropped.  No special tokens are
+ * recognized in the text: "<|endoftext|>" there is ordinary text, as in HF
+ * when the tokenizer is built from the two files; add such ids yourself.
+ * Tokens are the vocab's strings, i.e. in the alphabet ("Ġ" for a space). */
+struct tok_bpe;
+
+/* tok_bpe_load: read HF/GPT-2 model files.  vocab_json is one JSON object
+ * {"token": id, ...}: ids are integers in 0..INT32_MAX, a value that is not
+ * a number is ignored (as HF does), a repeated key keeps its last id.
+ * merges_txt has one "a b" pair a line (exactly one space; a final "\r" is
+ * dropped; lines starting with "#version" are skipped); the rank of a merge
+ * is its order, and a pair listed twice keeps its last rank.  Both parts
+ * and their concatenation must be tokens of the vocab.
+ * On success *out owns the model; free it with tok_bpe_free().
+ * Errors: TOK_EIO (cannot open/read, file named), TOK_EFORMAT (invalid
+ * UTF-8 or JSON with its line and column, a bad id, or a merges line named
+ * by file and line number with the token missing from the vocab),
+ * TOK_ENOMEM. */
+int tok_bpe_load(struct tok_bpe **out, const char *vocab_json,
+                 const char *merges_txt, struct tok_err *err);
+
+/* tok_bpe_parse: as tok_bpe_load, from memory: vocab[0..vocab_len) and
+ * merges[0..merges_len), named vocab_name and merges_name in messages.
+ * The model copies what it needs. */
+int tok_bpe_parse(struct tok_bpe **out, const char *vocab, size_t vocab_len,
+                  const char *vocab_name, const char *merges, size_t merges_len,
+                  const char *merges_name, struct tok_err *err);
+
+/* tok_bpe_free: NULL is a no-op. */
+void tok_bpe_free(struct tok_bpe *b);
+
+/* tok_bpe_vocab_size: the number of tokens of vocab.json (distinct keys
+ * with an id), HF's get_vocab_size(). */
+size_t tok_bpe_vocab_size(const struct tok_bpe *b);
+
+/* tok_bpe_n_merges: the number of distinct merge pairs. */
+size_t tok_bpe_n_merges(const struct tok_bpe *b);
+
+/* tok_bpe_find: the id of vocab string t[0..len) (as stored, i.e. in the
+ * alphabet: "Ġthe", not " the"), or -1. */
+tok_id tok_bpe_find(const struct tok_bpe *b, const char *t, size_t len);
+
+/* tok_bpe_token: the vocab string of `id` and its length in *len (may be
+ * NULL), or NULL if no token has that id.  An id given to two tokens
+ * names the first in the file.  Owned by the model, NUL-terminated, valid
+ * until tok_bpe_free(). */
+const char *tok_bpe_token(const struct tok_bpe *b, tok_id id, size_t *len);
+
+/* tok_bpe_encode: append the ids of text[0..len), which must be valid
+ * UTF-8, to e (and their offsets when e->want_offsets: the exact byte span
+ * of each token in the text, which may split a UTF-8 character where HF
+ * widens it to whole characters).  Returns 0, TOK_EUTF8 (err names the byte
+ * offset; nothing is appended), TOK_ERANGE (the regex engine gave up on the
+ * text; nothing is appended) or TOK_ENOMEM.  The model is immutable after
+ * loading: any number of threads may encode with it at once, each with its
+ * own struct tok_encoding.  The encoding may be shared with tok_encode(). */
+int tok_bpe_encode(const struct tok_bpe *b, const char *text, size_t len,
+                   struct tok_encoding *e, struct tok_err *err);
+
+/* tok_bpe_decode: append the bytes of ids[0..n) to out: each token's
+ * alphabet characters mapped back to bytes (a token holding any other
+ * character is copied as it is, as HF's ByteLevel decoder does).  The
+ * result is the encoded text again; ids that split a character can give
+ * invalid UTF-8, which is left as it is (HF replaces it by U+FFFD).
+ * Returns 0, TOK_ERANGE (err names the position of the unknown id; out is
+ * left as it was) or TOK_ENOMEM.  Thread-safe. */
+int tok_bpe_decode(const struct tok_bpe *b, const tok_id *ids, size_t n,
+                   struct tok_buf *out, struct tok_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -251,4 +251,15 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
 
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);
 
+/* ------------------------------------------------------------------------ */
+/* Byte-level BPE (tok_bpe.c)                                                */
+
+/* tok_bpe_encode_reference: tok_bpe_encode() with every word merged by the
+ * reference algorithm (HF's priority queue) and no shortcut (the table of
+ * whole tokens, the scan of short words), for tests that check the fast
+ * paths against it. */
+int tok_bpe_encode_reference(const struct tok_bpe *b, const char *text,
+                             size_t len, struct tok_encoding *e,
+                             struct tok_err *err);
+
 #endif /* TOK_INT_H */

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tokenize: text lines or JSONL documents to BERT/ERNIE WordPiece ids (or
- * tokens), one output line per input record, and ids back to text with -d.
- * A thin layer over libtok and the shared pipeline of cli.c; see
- * tokenize(1).
+ * tokenize: text lines or JSONL documents to BERT/ERNIE WordPiece ids or
+ * GPT-2 byte-level BPE ids (or tokens), one output line per input record,
+ * and ids back to text with -d.  A thin layer over libtok and the shared
+ * pipeline of cli.c; see tokenize(1).
  */
 #include <err.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -30,8 +31,9 @@ struct worker {
 };
 
 struct ctx {
-    const struct tok_tokenizer *tok;
+    const struct tok_tokenizer *tok; /* WordPiece, or */
     const struct tok_vocab *vocab;
+    const struct tok_bpe *bpe; /* byte-level BPE */
     bool jsonl, decode, skip_bad;
     const char *json_key;
     enum tok_utf8_policy policy;
@@ -44,8 +46,9 @@ usage(void)
 {
     fprintf(stderr,
             "usage: tokenize [-dhJLlPqstV] [-F flavor] [-j threads] "
-            "[-k key] [-m chars]\n"
-            "                [-o output] [-u policy] -v vocab [file ...]\n");
+            "[-k key] [-M merges]\n"
+            "                [-m chars] [-o output] [-u policy] -v vocab "
+            "[file ...]\n");
     exit(EXIT_USAGE);
 }
 
@@ -54,20 +57,29 @@ help(void)
 {
     printf(
         "usage: tokenize [-dhJLlPqstV] [-F flavor] [-j threads] [-k key] "
-        "[-m chars]\n"
-        "                [-o output] [-u policy] -v vocab [file ...]\n"
+        "[-M merges]\n"
+        "                [-m chars] [-o output] [-u policy] -v vocab "
+        "[file ...]\n"
         "\n"
         "Tokenize text lines (or JSONL documents) into BERT/ERNIE WordPiece "
-        "ids,\none output line per input record.  Files may be "
-        "zstd-compressed; no file\nor '-' reads stdin.\n"
+        "ids or\nGPT-2 byte-level BPE ids, one output line per input record.  "
+        "Files may be\nzstd-compressed; no file or '-' reads stdin.\n"
         "\n"
         "  -v, --vocab FILE       vocab.txt (one token a line, or "
-        "token<TAB>id)\n"
-        "  -F, --flavor NAME      ernie (PaddleNLP, default) or bert "
-        "(Google/HF)\n"
-        "  -l, --lower            lowercase and strip accents (default)\n"
-        "  -L, --no-lower         keep case and accents\n"
-        "  -m, --max-word-chars N longer words become [UNK] (default 100)\n"
+        "token<TAB>id);\n"
+        "                         gpt2-bpe: vocab.json, or a directory with "
+        "vocab.json\n"
+        "                         and merges.txt\n"
+        "  -F, --flavor NAME      ernie (PaddleNLP, default), bert "
+        "(Google/HF) or\n"
+        "                         gpt2-bpe (HF ByteLevelBPETokenizer)\n"
+        "  -M, --merges FILE      gpt2-bpe: merges.txt (unless -v is a "
+        "directory)\n"
+        "  -l, --lower            WordPiece: lowercase and strip accents "
+        "(default)\n"
+        "  -L, --no-lower         WordPiece: keep case and accents\n"
+        "  -m, --max-word-chars N WordPiece: longer words become [UNK] "
+        "(default 100)\n"
         "  -J, --jsonl            input is JSONL; tokenize one string field\n"
         "  -k, --json-key KEY     the field to read (default 'text'; "
         "implies -J)\n"
@@ -118,7 +130,8 @@ format_ids(const struct ctx *c, const struct tok_encoding *e,
                 return -1;
         } else {
             size_t len;
-            const char *t = tok_vocab_token(c->vocab, e->ids[i], &len);
+            const char *t = c->bpe ? tok_bpe_token(c->bpe, e->ids[i], &len)
+                                   : tok_vocab_token(c->vocab, e->ids[i], &len);
 
             if (tok_buf_append(out, t, len) < 0)
                 return -1;
@@ -207,7 +220,8 @@ decode_line(const struct ctx *c, struct worker *w, const char *s, size_t len,
         w->ids[n++] = (tok_id)v;
         i = j;
     }
-    if (tok_decode(c->tok, w->ids, n, &r->out, &e) < 0) {
+    if ((c->bpe ? tok_bpe_decode(c->bpe, w->ids, n, &r->out, &e)
+                : tok_decode(c->tok, w->ids, n, &r->out, &e)) < 0) {
         r->out.len = (size_t)before;
         return cli_chunk_bad(r, c->skip_bad, line, "%s", e.msg);
     }
@@ -241,9 +255,15 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
             if (!record_text(c, w, p, n, line, r, &skip))
                 return;
             if (!skip) {
+                const char *text = w->text.data ? w->text.data : "";
+                int rc;
+
                 tok_encoding_clear(&w->enc);
-                if (tok_encode(c->tok, w->text.data ? w->text.data : "",
-                               w->text.len, &w->enc, &e) < 0) {
+                rc =
+                    c->bpe
+                        ? tok_bpe_encode(c->bpe, text, w->text.len, &w->enc, &e)
+                        : tok_encode(c->tok, text, w->text.len, &w->enc, &e);
+                if (rc < 0) {
                     cli_chunk_error(r, line, "%s", e.msg);
                     return;
                 }
@@ -272,6 +292,7 @@ main(int argc, char **argv)
         { "json-key", required_argument, NULL, 'k' },
         { "no-lower", no_argument, NULL, 'L' },
         { "lower", no_argument, NULL, 'l' },
+        { "merges", required_argument, NULL, 'M' },
         { "max-word-chars", required_argument, NULL, 'm' },
         { "output", required_argument, NULL, 'o' },
         { "progress", no_argument, NULL, 'P' },
@@ -287,10 +308,12 @@ main(int argc, char **argv)
     struct tok_opts opts;
     struct tok_vocab *vocab = NULL;
     struct tok_tokenizer *tok = NULL;
+    struct tok_bpe *bpe = NULL;
     struct tok_err e;
     struct cli_output out;
     struct cli_run run;
-    const char *vocab_path = NULL, *out_path = NULL;
+    const char *vocab_path = NULL, *merges_path = NULL, *out_path = NULL;
+    bool gpt2 = false;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false;
     int ch, rval = 0;
@@ -301,20 +324,23 @@ main(int argc, char **argv)
     c.format = OUT_IDS;
     tok_opts_init(&opts, TOK_FLAVOR_ERNIE);
 
-    while ((ch = getopt_long(argc, argv, "dF:hJj:k:Llm:o:Pqstu:Vv:", longopts,
+    while ((ch = getopt_long(argc, argv, "dF:hJj:k:LlM:m:o:Pqstu:Vv:", longopts,
                              NULL)) != -1) {
         switch (ch) {
         case 'd':
             c.decode = true;
             break;
         case 'F': {
-            /* In enum tok_flavor order. */
-            static const char *const flavors[] = { "ernie", "bert", NULL };
+            /* In enum tok_flavor order, then the BPE. */
+            static const char *const flavors[] = { "ernie", "bert", "gpt2-bpe",
+                                                   NULL };
             int k = cli_parse_choice(optarg, "flavor", flavors);
 
             if (k < 0)
                 usage();
-            opts.flavor = (enum tok_flavor)k;
+            gpt2 = k == 2;
+            if (!gpt2)
+                opts.flavor = (enum tok_flavor)k;
             break;
         }
         case 'h':
@@ -335,6 +361,9 @@ main(int argc, char **argv)
             break;
         case 'l':
             opts.lowercase = 1;
+            break;
+        case 'M':
+            merges_path = optarg;
             break;
         case 'm':
             opts.max_chars_per_word =
@@ -386,15 +415,44 @@ main(int argc, char **argv)
         warnx("-d reads ids; it cannot be combined with -J, -k or -t");
         usage();
     }
+    if (merges_path != NULL && !gpt2) {
+        warnx("-M is for -F gpt2-bpe");
+        usage();
+    }
 
-    if (tok_vocab_load(&vocab, vocab_path, &e) < 0)
-        errx(1, "%s", e.msg);
-    if (c.decode && tok_vocab_extend_chinese(vocab, &e) < 0)
-        errx(1, "%s", e.msg);
-    if (tok_tokenizer_new(&tok, vocab, &opts, &e) < 0)
-        errx(1, "%s", e.msg);
+    if (gpt2) {
+        struct stat st;
+        char *json = NULL, *txt = NULL;
+
+        /* -v DIR: the two files as save_model() writes them. */
+        if (stat(vocab_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (asprintf(&json, "%s/vocab.json", vocab_path) < 0 ||
+                (merges_path == NULL &&
+                 asprintf(&txt, "%s/merges.txt", vocab_path) < 0))
+                err(1, NULL);
+            vocab_path = json;
+            if (merges_path == NULL)
+                merges_path = txt;
+        }
+        if (merges_path == NULL) {
+            warnx("no merges: give -M FILE, or a directory with -v");
+            usage();
+        }
+        if (tok_bpe_load(&bpe, vocab_path, merges_path, &e) < 0)
+            errx(1, "%s", e.msg);
+        free(json);
+        free(txt);
+    } else {
+        if (tok_vocab_load(&vocab, vocab_path, &e) < 0)
+            errx(1, "%s", e.msg);
+        if (c.decode && tok_vocab_extend_chinese(vocab, &e) < 0)
+            errx(1, "%s", e.msg);
+        if (tok_tokenizer_new(&tok, vocab, &opts, &e) < 0)
+            errx(1, "%s", e.msg);
+    }
     c.tok = tok;
     c.vocab = vocab;
+    c.bpe = bpe;
     c.workers = calloc(n_threads, sizeof(*c.workers));
     if (c.workers == NULL)
         err(1, NULL);
@@ -416,6 +474,7 @@ main(int argc, char **argv)
     run.progress = progress;
     run.fn = process_chunk;
     run.ctx = &c;
+    run.prog = NULL;
     rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         tok_encoding_release(&c.workers[i].enc);
@@ -427,5 +486,6 @@ main(int argc, char **argv)
     free(c.workers);
     tok_tokenizer_free(tok);
     tok_vocab_free(vocab);
+    tok_bpe_free(bpe);
     return cli_exit_status(rval);
 }
