@@ -88,9 +88,10 @@ for job in sentences whole-word; do
     if [ "$job" = sentences ]; then
         for w in 1 2; do
             set -- $(peer hf "$big" $w)
-            row "$job" "HF tokenizers" $w "$s_big" "$1" "$2" "$p1"
+            row "$job" HF-tokenizers $w "$s_big" "$1" "$2" "$p1"
         done
-        "$CPD" -q -j 2 -v "$VOCAB" $flags -o "$work/ours-big" "$big"
+        # HF is BERT's WordPiece: ours with -T bert writes the same files.
+        "$CPD" -q -j 2 -T bert -v "$VOCAB" $flags -o "$work/ours-big" "$big"
         same "$work/ours-big"
     fi
     for j in 1 2; do

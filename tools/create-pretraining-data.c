@@ -164,13 +164,40 @@ help(void)
 /* ------------------------------------------------------------------------ */
 /* Text helpers                                                              */
 
+/* Does s[0..len) hold a run of more than n equal code points other than
+ * '\n'?  (Comparing lead bytes and the bytes between them is enough: two
+ * code points are equal when their bytes are.) */
+static bool
+has_long_run(const char *s, size_t len, long n)
+{
+    size_t run = 1, k;
+
+    for (size_t i = 0; i < len; i += k) {
+        k = 1;
+        while (i + k < len && ((unsigned char)s[i + k] & 0xC0) == 0x80)
+            k++;
+        if (i >= k && s[i] != '\n' && memcmp(s + i - k, s + i, k) == 0 &&
+            (k == 1 || ((unsigned char)s[i - k] & 0xC0) != 0x80)) {
+            if (++run > (size_t)n)
+                return true;
+        } else {
+            run = 1;
+        }
+    }
+    return false;
+}
+
 /* Python's re.sub(r"(.)\1{N,}", r"\1", text): a run of more than N equal
- * code points other than '\n' becomes one. */
+ * code points other than '\n' becomes one.  Returns 0 when the text has
+ * no such run (out is untouched), 1 when out holds the new text, -1 when
+ * out of memory. */
 static int
 collapse_runs(const char *s, size_t len, long n, struct tok_buf *out)
 {
     size_t i = 0;
 
+    if (!has_long_run(s, len, n))
+        return 0;
     tok_buf_clear(out);
     while (i < len) {
         uint32_t cp;
@@ -189,7 +216,7 @@ collapse_runs(const char *s, size_t len, long n, struct tok_buf *out)
         }
         i = j;
     }
-    return tok_buf_append(out, "", 0);
+    return tok_buf_append(out, "", 0) < 0 ? -1 : 1;
 }
 
 /* Python's str.strip(): drop leading and trailing whitespace. */
@@ -624,11 +651,15 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
         text = w->field.data;
         text_len = w->field.len;
         if (c->max_repeat >= 0) {
-            if (collapse_runs(text, text_len, c->max_repeat, &w->collapsed) <
-                0)
+            int k = collapse_runs(text, text_len, c->max_repeat,
+                                  &w->collapsed);
+
+            if (k < 0)
                 goto nomem;
-            text = w->collapsed.data;
-            text_len = w->collapsed.len;
+            if (k > 0) {
+                text = w->collapsed.data;
+                text_len = w->collapsed.len;
+            }
         }
         r->n_records++;
         if (put_document(c, w, text, text_len, &r->out) < 0)
