@@ -341,8 +341,7 @@ progress_format(const struct cli_progress *p, double now, char *buf, size_t n)
     if (off < n)
         off += (size_t)snprintf(buf + off, n - off, ", %.1f MB/s", rate);
     if (p->count_docs && off < n)
-        off += (size_t)snprintf(buf + off, n - off,
-                                ", %llu documents (%.0f/s)",
+        off += (size_t)snprintf(buf + off, n - off, ", %llu documents (%.0f/s)",
                                 (unsigned long long)p->docs,
                                 dt > 0 ? (double)p->docs / dt : 0.0);
     if (p->total && p->bytes && p->bytes < p->total && off < n) {

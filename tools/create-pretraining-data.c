@@ -70,10 +70,10 @@ struct ctx {
     long max_repeat; /* -1: keep runs */
     tok_id eos;      /* -1: none */
     tok_id unk;
-    uint8_t *has_cjk;  /* per id of vocab: the token has a U+4E00..9FA5 */
+    uint8_t *has_cjk;     /* per id of vocab: the token has a U+4E00..9FA5 */
     const char **tok_str; /* per id of vocab: its token ("" if none) */
     size_t *tok_len;
-    tok_id *cont_id;   /* per id of vocab: the id of "##" + token */
+    tok_id *cont_id; /* per id of vocab: the id of "##" + token */
     size_t n_vocab_ids;
     struct worker *workers;
 };
@@ -90,74 +90,72 @@ struct sink {
 static void
 usage(void)
 {
-    fprintf(stderr,
-            "usage: create-pretraining-data [-ehPqSsVW] [-f format] "
-            "[-j threads] [-k key]\n"
-            "           [-T tokenizer] [--chinese] [--cn-splited] "
-            "[...] -v vocab -o prefix\n"
-            "           [file|dir ...]\n");
+    fprintf(stderr, "usage: create-pretraining-data [-ehPqSsVW] [-f format] "
+                    "[-j threads] [-k key]\n"
+                    "           [-T tokenizer] [--chinese] [--cn-splited] "
+                    "[...] -v vocab -o prefix\n"
+                    "           [file|dir ...]\n");
     exit(EXIT_USAGE);
 }
 
 static void
 help(void)
 {
-    printf(
-        "usage: create-pretraining-data [options] -v vocab -o prefix "
-        "[file|dir ...]\n"
-        "\n"
-        "Turn JSONL documents (one JSON object a line) into the token files "
-        "the trainers\nread: PREFIX.bin + PREFIX.idx (Megatron/PaddleNLP "
-        "mmap, default) or\nPREFIX_ids.npy + PREFIX_idx.npz (-f npy), "
-        "byte-identical to PaddleNLP's\ncreate_pretraining_data.py.  A "
-        "directory is read recursively: its *.jsonl and\n*.zst files, in "
-        "sorted order.  No input or '-' reads stdin.\n"
-        "\n"
-        "  -v, --vocab PATH          vocab.txt, or a directory with "
-        "vocab.txt (WordPiece)\n"
-        "                            or vocab.json + merges.txt "
-        "(gpt2-bpe)\n"
-        "  -T, --tokenizer NAME      ernie (default), bert or gpt2-bpe\n"
-        "  -M, --merges FILE         merges.txt, when -v names vocab.json\n"
-        "  -o, --output-prefix PFX   write PFX.bin/.idx (or PFX_ids.npy/"
-        "_idx.npz)\n"
-        "  -f, --format NAME         mmap (default) or npy\n"
-        "  -k, --json-key KEY        the field to read (default 'text')\n"
-        "  -S, --split-sentences     one item per sentence (needed for "
-        "ERNIE's SOP)\n"
-        "      --chinese             with -S: sentences are the lines of "
-        "the text\n"
-        "                            (else ICU's sentence rules)\n"
-        "  -W, --cn-whole-word-segment\n"
-        "                            mark Chinese words with ## (jieba, "
-        "or --cn-splited)\n"
-        "      --cn-splited          the text is already segmented: words "
-        "are split by\n"
-        "                            --cn-split-dimer (default ' ')\n"
-        "      --cn-split-dimer STR  the word separator of --cn-splited\n"
-        "      --max-word-length N   longest word marked, in tokens "
-        "(default 6)\n"
-        "  -m, --jieba-model FILE    the compiled jieba model\n"
-        "  -U, --user-dict FILE      add a jieba user dictionary\n"
-        "      --max-repeated-len N  collapse runs of more than N equal "
-        "characters to one\n"
-        "                            (default 100, as PaddleNLP; 'none' "
-        "keeps them)\n"
-        "  -e, --append-eos          end each document with <|endoftext|> "
-        "(gpt2-bpe)\n"
-        "  -s, --skip-bad            skip bad records (and count them) "
-        "instead of failing\n"
-        "  -j, --threads N           worker threads (default: online "
-        "CPUs)\n"
-        "      --log-interval N      a progress line every N documents\n"
-        "  -P, --progress            show progress even if stderr is not a "
-        "terminal\n"
-        "  -q, --quiet               no progress, no summary\n"
-        "  -h, --help                show this help and exit\n"
-        "  -V, --version             show the version and exit\n"
-        "\n"
-        "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
-        "error.\n");
+    printf("usage: create-pretraining-data [options] -v vocab -o prefix "
+           "[file|dir ...]\n"
+           "\n"
+           "Turn JSONL documents (one JSON object a line) into the token files "
+           "the trainers\nread: PREFIX.bin + PREFIX.idx (Megatron/PaddleNLP "
+           "mmap, default) or\nPREFIX_ids.npy + PREFIX_idx.npz (-f npy), "
+           "byte-identical to PaddleNLP's\ncreate_pretraining_data.py.  A "
+           "directory is read recursively: its *.jsonl and\n*.zst files, in "
+           "sorted order.  No input or '-' reads stdin.\n"
+           "\n"
+           "  -v, --vocab PATH          vocab.txt, or a directory with "
+           "vocab.txt (WordPiece)\n"
+           "                            or vocab.json + merges.txt "
+           "(gpt2-bpe)\n"
+           "  -T, --tokenizer NAME      ernie (default), bert or gpt2-bpe\n"
+           "  -M, --merges FILE         merges.txt, when -v names vocab.json\n"
+           "  -o, --output-prefix PFX   write PFX.bin/.idx (or PFX_ids.npy/"
+           "_idx.npz)\n"
+           "  -f, --format NAME         mmap (default) or npy\n"
+           "  -k, --json-key KEY        the field to read (default 'text')\n"
+           "  -S, --split-sentences     one item per sentence (needed for "
+           "ERNIE's SOP)\n"
+           "      --chinese             with -S: sentences are the lines of "
+           "the text\n"
+           "                            (else ICU's sentence rules)\n"
+           "  -W, --cn-whole-word-segment\n"
+           "                            mark Chinese words with ## (jieba, "
+           "or --cn-splited)\n"
+           "      --cn-splited          the text is already segmented: words "
+           "are split by\n"
+           "                            --cn-split-dimer (default ' ')\n"
+           "      --cn-split-dimer STR  the word separator of --cn-splited\n"
+           "      --max-word-length N   longest word marked, in tokens "
+           "(default 6)\n"
+           "  -m, --jieba-model FILE    the compiled jieba model\n"
+           "  -U, --user-dict FILE      add a jieba user dictionary\n"
+           "      --max-repeated-len N  collapse runs of more than N equal "
+           "characters to one\n"
+           "                            (default 100, as PaddleNLP; 'none' "
+           "keeps them)\n"
+           "  -e, --append-eos          end each document with <|endoftext|> "
+           "(gpt2-bpe)\n"
+           "  -s, --skip-bad            skip bad records (and count them) "
+           "instead of failing\n"
+           "  -j, --threads N           worker threads (default: online "
+           "CPUs)\n"
+           "      --log-interval N      a progress line every N documents\n"
+           "  -P, --progress            show progress even if stderr is not a "
+           "terminal\n"
+           "  -q, --quiet               no progress, no summary\n"
+           "  -h, --help                show this help and exit\n"
+           "  -V, --version             show the version and exit\n"
+           "\n"
+           "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
+           "error.\n");
     exit(0);
 }
 
@@ -352,10 +350,10 @@ split_words(const struct ctx *c, struct worker *w, const char *s, size_t len)
     bool prev_empty = false;
 
     for (;;) {
-        const char *hit = c->dimer_len && (size_t)(end - p) >= c->dimer_len
-                              ? memmem(p, (size_t)(end - p), c->dimer,
-                                       c->dimer_len)
-                              : NULL;
+        const char *hit =
+            c->dimer_len && (size_t)(end - p) >= c->dimer_len
+                ? memmem(p, (size_t)(end - p), c->dimer, c->dimer_len)
+                : NULL;
         const char *we = hit ? hit : end;
         size_t n = (size_t)(we - p);
 
@@ -485,16 +483,16 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
         text_len = w->joined.len;
     } else {
         tok_words_clear(&w->words);
-        if (tok_jieba_cut(c->jieba, s, len,
-                          TOK_JIEBA_HMM | TOK_JIEBA_TRUSTED, &w->words,
-                          NULL) < 0)
+        if (tok_jieba_cut(c->jieba, s, len, TOK_JIEBA_HMM | TOK_JIEBA_TRUSTED,
+                          &w->words, NULL) < 0)
             return -1;
         for (size_t i = 0; i < w->words.n; i++)
             if (add_word(w, s + w->words.starts[i],
                          w->words.ends[i] - w->words.starts[i]) < 0)
                 return -1;
     }
-    if (build_set(w) < 0 || tok_encode(c->tok, text, text_len, &w->enc, NULL) < 0 ||
+    if (build_set(w) < 0 ||
+        tok_encode(c->tok, text, text_len, &w->enc, NULL) < 0 ||
         mark_whole_words(c, w) < 0)
         return -1;
     *ids = w->marked;
@@ -651,8 +649,7 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
         text = w->field.data;
         text_len = w->field.len;
         if (c->max_repeat >= 0) {
-            int k = collapse_runs(text, text_len, c->max_repeat,
-                                  &w->collapsed);
+            int k = collapse_runs(text, text_len, c->max_repeat, &w->collapsed);
 
             if (k < 0)
                 goto nomem;
@@ -688,8 +685,9 @@ sink_write(void *arg, const void *data, size_t len)
 
             memcpy(&n, p, sizeof(n));
             p += sizeof(n);
-            if (ds_writer_add_sentence(s->writer, (const int32_t *)(const void *)p,
-                                       n, &s->err) < 0)
+            if (ds_writer_add_sentence(s->writer,
+                                       (const int32_t *)(const void *)p, n,
+                                       &s->err) < 0)
                 goto fail;
             p += (size_t)n * sizeof(int32_t);
         }
@@ -937,8 +935,8 @@ main(int argc, char **argv)
     c.max_repeat = 100;
     c.eos = -1;
 
-    while ((ch = getopt_long(argc, argv, "ef:hj:k:M:m:o:PqSsT:U:v:VW",
-                             longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ef:hj:k:M:m:o:PqSsT:U:v:VW", longopts,
+                             NULL)) != -1) {
         switch (ch) {
         case 'e':
             append_eos = true;
@@ -1015,8 +1013,8 @@ main(int argc, char **argv)
             c.dimer = optarg;
             break;
         case OPT_MAX_WORD_LENGTH:
-            c.max_word_len = (size_t)cli_parse_u64(optarg, 1, 64,
-                                                   "max-word-length");
+            c.max_word_len =
+                (size_t)cli_parse_u64(optarg, 1, 64, "max-word-length");
             break;
         case OPT_MAX_REPEATED_LEN:
             c.max_repeat = strcmp(optarg, "none") == 0
