@@ -162,25 +162,26 @@ help(void)
 /* ------------------------------------------------------------------------ */
 /* Text helpers                                                              */
 
-/* Does s[0..len) hold a run of more than n equal code points other than
- * '\n'?  (Comparing lead bytes and the bytes between them is enough: two
- * code points are equal when their bytes are.) */
+/* Does s[0..len) (valid UTF-8) hold a run of more than n equal code
+ * points other than '\n'?  Two code points are equal when their bytes
+ * are, and the length of each comes from its lead byte. */
 static bool
-has_long_run(const char *s, size_t len, long n)
+has_long_run(const char *str, size_t len, long n)
 {
-    size_t run = 1, k;
+    const unsigned char *s = (const unsigned char *)str;
+    size_t run = 1, k, prev_k = 0;
 
-    for (size_t i = 0; i < len; i += k) {
-        k = 1;
-        while (i + k < len && ((unsigned char)s[i + k] & 0xC0) == 0x80)
-            k++;
-        if (i >= k && s[i] != '\n' && memcmp(s + i - k, s + i, k) == 0 &&
-            (k == 1 || ((unsigned char)s[i - k] & 0xC0) != 0x80)) {
-            if (++run > (size_t)n)
-                return true;
-        } else {
+    for (size_t i = 0; i < len; i += k, prev_k = k) {
+        bool same;
+
+        k = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        same = k == prev_k && s[i] != '\n' && s[i] == s[i - k];
+        for (size_t b = 1; same && b < k; b++)
+            same = s[i + b] == s[i - k + b];
+        if (!same)
             run = 1;
-        }
+        else if (++run > (size_t)n)
+            return true;
     }
     return false;
 }
