@@ -45,7 +45,7 @@ endif
 
 # Required flags live apart from CFLAGS, so `make CFLAGS=-O0` keeps them.
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -MMD -MP \
-	-Ilibtok -Ilibdata -Itools $(WARN_CFLAGS)
+	-Ilibtok -Ilibdata -Ivocab -Itools $(WARN_CFLAGS)
 ALL_CFLAGS = $(PROJECT_CFLAGS) $(OPT_CFLAGS) \
 	-DPROJECT_NAME='"$(PROJECT)"' -DPROJECT_VERSION='"$(VERSION)"' \
 	$(CPPFLAGS) $(CFLAGS)
@@ -69,6 +69,7 @@ include mk/config.mk
 include mk/libtok.mk
 include mk/libdata.mk
 include mk/tools.mk
+include mk/vocab.mk
 include mk/tests.mk
 include mk/docs.mk
 
