@@ -36,7 +36,7 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	test-cpd test-bpe check
+	test-cpd test-bpe test-vocab check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -45,7 +45,7 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-bpe
+	test-bpe test-vocab
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -91,6 +91,17 @@ test-cpd: $(TOOLS) $(JIEBA_MODEL) $(VENV_STAMP)
 		$(VENV)/bin/python tests/conformance/cpd_run.py \
 		--tool $(BUILD)/create-pretraining-data --merge $(BUILD)/merge \
 		--data $(DATA) --cache build/oracle-cache
+
+# vocab-build against the seed's recipe (its merge rules driven with
+# PaddleNLP's BasicTokenizer, Debian's spm_train) and HF's BpeTrainer.
+VOCAB_SUITES := merge english bpe
+test-vocab: $(BUILD)/vocab-build $(VENV_STAMP)
+	@for s in $(VOCAB_SUITES); do \
+		tests/run-suite $(TEST_LOG) vocab-$$s-conformance \
+			$(VENV)/bin/python tests/conformance/vocab_$${s}_run.py \
+			--vocab-build $(BUILD)/vocab-build --data $(DATA) \
+			--cache build/oracle-cache; \
+	done
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps
