@@ -33,27 +33,30 @@ extern "C" {
  * input_paths[0..n_inputs) exactly as
  *   spm_train --input=F1,F2,... --model_prefix=P --vocab_size=N \
  *             --model_type=bpe
- * with every other trainer option at its default, and write P.vocab
- * ("piece<TAB>score" lines, byte-identical to spm_train's) and, when
- * want_model is set, P.model.  Inputs are read as they are (plain text,
- * one sentence a line; a ".zst" input is decompressed to a temporary file
- * first).  Both outputs are written as temporary files beside out_prefix
- * and renamed only when everything succeeded.
- *   input_paths  IN: at least one path; not "-" (stdin is not supported)
+ * with every other trainer option at its default, and write the vocab
+ * ("piece<TAB>score" lines, byte-identical to spm_train's P.vocab) to
+ * vocab_path and, when model_path is not NULL, the model (byte-identical
+ * to P.model given the same inputs, P and thread count, which the model
+ * records) to model_path.  P is vocab_path without a final ".vocab".
+ * Inputs are read as they are (text, one sentence a line); zstd inputs
+ * (recognised by their magic number) are decompressed to temporary files
+ * in $TMPDIR first, and the model then records those names.  Outputs are
+ * written as "<path>.tmp.<pid>" and renamed only when all succeeded.
+ *   input_paths  IN: at least one path; not "-" (no stdin)
  *   vocab_size   IN: the number of pieces, special ones included (>= 1)
- *   n_threads    IN: sentencepiece's num_threads (0: its default, 16);
- *                the output does not depend on it
- *   out_prefix   IN: the output path without ".vocab"/".model"
- *   quiet        IN: silence sentencepiece's log on stderr (else its
- *                progress is shown there, as spm_train shows it)
+ *   n_threads    IN: sentencepiece's num_threads, 1..128 (0: its default,
+ *                16); the pieces do not depend on it
+ *   quiet        IN: keep only sentencepiece's warnings on stderr (else
+ *                its progress log is shown there, as spm_train shows it)
  * Returns 0, or a negative tok_status with err set (NULL allowed):
  * TOK_EIO when an input cannot be read or an output cannot be written
- * (the path named), TOK_EINVAL for an empty corpus or a vocab size the
- * corpus cannot supply (sentencepiece's reason in err->msg), TOK_ENOMEM.
- * Not thread-safe: sentencepiece's trainer and log level are global. */
+ * (the path named), TOK_EFORMAT for bad zstd data, TOK_EINVAL for an
+ * empty corpus or a vocab size the corpus cannot supply (sentencepiece's
+ * reason in err->msg), TOK_ENOMEM.
+ * Not thread-safe: sentencepiece's log level is global. */
 int vocab_spm_train(const char *const *input_paths, size_t n_inputs,
                     size_t vocab_size, unsigned n_threads,
-                    const char *out_prefix, int want_model, int quiet,
+                    const char *vocab_path, const char *model_path, int quiet,
                     struct tok_err *err);
 
 /* ------------------------------------------------------------------------ */
