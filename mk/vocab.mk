@@ -8,7 +8,7 @@ LIBVOCAB_CXX_SRCS := $(wildcard vocab/vocab_*.cc)
 LIBVOCAB_OBJS := $(LIBVOCAB_SRCS:%.c=$(BUILD)/%.o) \
 	$(LIBVOCAB_CXX_SRCS:%.cc=$(BUILD)/%.o)
 LIBVOCAB := $(BUILD)/libvocab.a
-LIBVOCAB_LIBS := -lsentencepiece -lstdc++
+LIBVOCAB_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++
 VB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/vocab_build_*.c))
 
 CXX ?= g++
