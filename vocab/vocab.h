@@ -46,8 +46,8 @@ extern "C" {
  *   vocab_size   IN: the number of pieces, special ones included (>= 1)
  *   n_threads    IN: sentencepiece's num_threads, 1..128 (0: its default,
  *                16); the pieces do not depend on it
- *   quiet        IN: keep only sentencepiece's warnings on stderr (else
- *                its progress log is shown there, as spm_train shows it)
+ *   quiet        IN: silence sentencepiece's log (else its progress and
+ *                warnings go to stderr, as spm_train's do)
  * Returns 0, or a negative tok_status with err set (NULL allowed):
  * TOK_EIO when an input cannot be read or an output cannot be written
  * (the path named), TOK_EFORMAT for bad zstd data, TOK_EINVAL for an
