@@ -65,6 +65,77 @@ int vocab_spm_train(const char *const *input_paths, size_t n_inputs,
 /* ------------------------------------------------------------------------ */
 /* Byte-level BPE training (vocab_bpe.c)                                     */
 
+/* Byte-level BPE training for GPT, giving the vocab.json and merges.txt of
+ * Hugging Face tokenizers' (0.20.3) ByteLevelBPETokenizer().train(files,
+ * vocab_size, min_frequency, special_tokens=...) and save_model(dir).
+ * Training is two steps: count the words of the text (any number of
+ * tables, e.g. one per thread, merged), then train on the counts.
+ * tok_bpe_load() and HF load the result. */
+
+/* Word counts: each line of the text, with its line end, split as HF's
+ * ByteLevel pre-tokenizer (add_prefix_space=False) does, by GPT-2's regex
+ * through PCRE2; the words are kept as their UTF-8 bytes.  Not
+ * thread-safe: give each thread its own table and merge them. */
+struct vocab_bpe_words;
+
+/* vocab_bpe_words_new: an empty table in *out; free it with
+ * vocab_bpe_words_free().  Returns 0 or TOK_ENOMEM. */
+int vocab_bpe_words_new(struct vocab_bpe_words **out, struct tok_err *err);
+
+/* vocab_bpe_words_free: NULL is a no-op. */
+void vocab_bpe_words_free(struct vocab_bpe_words *w);
+
+/* vocab_bpe_words_add_lines: count the words of text[0..len), whole
+ * lines (each ends after its "\n", the last may have none), each line
+ * pre-tokenized on its own as HF's trainer reads files.  Returns 0,
+ * TOK_EUTF8 (a line is not valid UTF-8: *bad_line, which may be NULL, is
+ * its 0-based index in text, err names the byte; the lines before it are
+ * counted), TOK_ERANGE (the regex engine gave up on a line, or a word of
+ * 4 GiB; *bad_line as for TOK_EUTF8) or TOK_ENOMEM. */
+int vocab_bpe_words_add_lines(struct vocab_bpe_words *w, const char *text,
+                              size_t len, size_t *bad_line,
+                              struct tok_err *err);
+
+/* vocab_bpe_words_merge: add every count of src to dst.  Returns 0 or
+ * TOK_ENOMEM (dst is then partly merged). */
+int vocab_bpe_words_merge(struct vocab_bpe_words *dst,
+                          const struct vocab_bpe_words *src,
+                          struct tok_err *err);
+
+/* vocab_bpe_words_distinct: the number of distinct words. */
+size_t vocab_bpe_words_distinct(const struct vocab_bpe_words *w);
+
+/* vocab_bpe_words_total: the number of words counted. */
+uint64_t vocab_bpe_words_total(const struct vocab_bpe_words *w);
+
+/* Training options: HF's BpeTrainer with ByteLevel's initial alphabet. */
+struct vocab_bpe_options {
+    size_t vocab_size;          /* stop when the vocab has this many */
+    uint64_t min_frequency;     /* stop at a pair counted fewer times */
+    const char *const *special; /* NUL-terminated UTF-8, non-empty: ids */
+    size_t n_special;           /* 0.. in this order (a repeat is skipped) */
+};
+
+/* vocab_bpe_train: train on the counts of words and append vocab.json
+ * (one JSON object, tokens by id, no final newline) to vocab_json and
+ * merges.txt ("#version: 0.2", then one "left right" line per merge) to
+ * merges_txt, byte for byte as HF writes them.  The vocab is the special
+ * tokens, the 256 byte symbols in code point order, then one token per
+ * merge; merges are made most frequent pair first (ties: the smaller pair
+ * of ids), until the vocab has vocab_size tokens or the best pair is seen
+ * fewer than min_frequency times.  The result does not depend on how the
+ * words were split between tables.  Where HF's output depends on its hash
+ * maps' order (two queue entries of the same pair with the same count,
+ * which needs a token made by two different merges) this gives one of
+ * HF's possible outputs.  Returns the vocab size (> 0), TOK_EINVAL (no
+ * words, or a special token is empty or not UTF-8) or TOK_ENOMEM; the
+ * buffers may then hold a partial file.  Thread-safe: words is only
+ * read. */
+int64_t vocab_bpe_train(const struct vocab_bpe_words *words,
+                        const struct vocab_bpe_options *opt,
+                        struct tok_buf *vocab_json, struct tok_buf *merges_txt,
+                        struct tok_err *err);
+
 #ifdef __cplusplus
 }
 #endif
