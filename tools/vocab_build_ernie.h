@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vocab_build_ernie.h: what the ERNIE recipe's subcommands of
+ * vocab-build(1) share: `all` runs the steps of `chars` and `merge` in one
+ * process, so each step is also available without the exit handling of
+ * its main (which closes stdout).
+ */
+#ifndef VOCAB_BUILD_ERNIE_H
+#define VOCAB_BUILD_ERNIE_H
+
+#include <stdbool.h>
+
+#include "cli.h"
+#include "tok.h"
+#include "vocab.h"
+
+/* vb_read_input: read all of path ("-" is stdin; zstd by its magic) into
+ * out.  Returns 0, or -1 after a warning naming the input. */
+int vb_read_input(const char *path, struct tok_buf *out);
+
+/* vb_chars_count: count the characters of the files or directories
+ * paths[0..n_paths) (none: stdin) into counts, with n_threads workers.
+ * skip_bad skips lines with invalid UTF-8 (counted and reported) instead
+ * of failing.  Returns 0, or 1 after warnings. */
+int vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
+                   bool skip_bad, bool quiet, bool progress,
+                   struct vocab_counts *counts);
+
+/* vb_chars_write: write counts to out (opened by cli_output_open()) as
+ * vocab-charcount(5) and commit it; an empty table is refused ("the input
+ * is empty") and out removed.  Returns 0, or 1 after a warning. */
+int vb_chars_write(const struct vocab_counts *counts, struct cli_output *out);
+
+/* vb_merge_write: vocab_merge() of the counts file counts_path and the
+ * English pieces eng_path, written to out_path ("-" is stdout) through a
+ * temporary file; a summary on stderr unless quiet.  Returns 0, or 1
+ * after a warning. */
+int vb_merge_write(const char *counts_path, const char *eng_path,
+                   uint64_t threshold, const char *out_path, bool quiet);
+
+#endif /* VOCAB_BUILD_ERNIE_H */
