@@ -31,11 +31,12 @@ int vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
  * is empty") and out removed.  Returns 0, or 1 after a warning. */
 int vb_chars_write(const struct vocab_counts *counts, struct cli_output *out);
 
-/* vb_merge_write: vocab_merge() of the counts file counts_path and the
- * English pieces eng_path, written to out_path ("-" is stdout) through a
- * temporary file; a summary on stderr unless quiet.  Returns 0, or 1
- * after a warning. */
-int vb_merge_write(const char *counts_path, const char *eng_path,
-                   uint64_t threshold, const char *out_path, bool quiet);
+/* vb_merge_write: vocab_merge() of counts[0..n_counts) and the English
+ * pieces eng[0..eng_len) (named eng_name), written to out (opened by
+ * cli_output_open()) and committed, or removed after an error; a summary
+ * on stderr unless quiet.  Returns 0, or 1 after a warning. */
+int vb_merge_write(const struct vocab_charcount *counts, size_t n_counts,
+                   const char *eng, size_t eng_len, const char *eng_name,
+                   uint64_t threshold, struct cli_output *out, bool quiet);
 
 #endif /* VOCAB_BUILD_ERNIE_H */

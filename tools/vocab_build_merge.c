@@ -38,7 +38,7 @@ help(void)
            "least\nthreshold times, normalized as BasicTokenizer does.\n"
            "\n"
            "  -c, --counts FILE      character counts (vocab-build chars)\n"
-           "  -e, --english FILE     English pieces, 'piece<TAB>score' "
+           "  -e, --eng-vocab FILE   English pieces, 'piece<TAB>score' "
            "(spm_train's .vocab)\n"
            "  -t, --threshold N      minimum count of the other characters "
            "(default 200)\n"
@@ -54,20 +54,54 @@ help(void)
 }
 
 int
-vb_merge_write(const char *counts_path, const char *eng_path,
-               uint64_t threshold, const char *out_path, bool quiet)
+vb_merge_write(const struct vocab_charcount *counts, size_t n_counts,
+               const char *eng, size_t eng_len, const char *eng_name,
+               uint64_t threshold, struct cli_output *out, bool quiet)
 {
-    struct tok_buf counts_text, eng, vocab;
-    struct vocab_charcount *counts = NULL;
     struct vocab_merge_stats st;
+    struct tok_buf vocab;
+    struct tok_err e;
+    int rval = 1;
+
+    tok_buf_init(&vocab);
+    memset(&st, 0, sizeof(st));
+    if (vocab_merge(counts, n_counts, eng, eng_len, eng_name, threshold, &vocab,
+                    &st, &e) < 0) {
+        if (e.code == TOK_ERANGE)
+            warnx("%s; lower the English vocab size or raise -t", e.msg);
+        else
+            warnx("%s", e.msg);
+        cli_output_abort(out);
+    } else if (cli_output_write(out, vocab.data, vocab.len) < 0) {
+        cli_output_abort(out);
+    } else if (cli_output_commit(out) == 0) {
+        rval = 0;
+        if (!quiet)
+            fprintf(stderr,
+                    "vocab-build: merge: %zu tokens: 5 special, %zu Han (%zu "
+                    "counted), %zu from the English pieces, %zu other; with "
+                    "the %zu ##<CJK> ids, %zu of 65536 ids\n",
+                    st.n_tokens, st.n_han, st.n_han_seen, st.n_english,
+                    st.n_other, st.n_ext, st.n_tokens + st.n_ext);
+    }
+    tok_buf_release(&vocab);
+    return rval;
+}
+
+/* Read the two inputs and merge them. */
+static int
+merge_files(const char *counts_path, const char *eng_path, uint64_t threshold,
+            const char *out_path, bool quiet)
+{
+    struct tok_buf counts_text, eng;
+    struct vocab_charcount *counts = NULL;
     struct cli_output out;
     struct tok_err e;
-    int64_t n;
+    int64_t n = -1;
     int rval = 1;
 
     tok_buf_init(&counts_text);
     tok_buf_init(&eng);
-    tok_buf_init(&vocab);
     if (vb_read_input(counts_path, &counts_text) < 0 ||
         vb_read_input(eng_path, &eng) < 0)
         goto done;
@@ -83,35 +117,13 @@ vb_merge_write(const char *counts_path, const char *eng_path,
               counts_path);
         goto done;
     }
-    memset(&st, 0, sizeof(st));
-    if (vocab_merge(counts, (size_t)n, eng.data, eng.len, eng_path, threshold,
-                    &vocab, &st, &e) < 0) {
-        if (e.code == TOK_ERANGE)
-            warnx("%s; lower the English vocab size or raise -t", e.msg);
-        else
-            warnx("%s", e.msg);
-        goto done;
-    }
     cli_output_open(&out, out_path);
-    if (cli_output_write(&out, vocab.data, vocab.len) < 0) {
-        cli_output_abort(&out);
-        goto done;
-    }
-    if (cli_output_commit(&out) < 0)
-        goto done;
-    if (!quiet)
-        fprintf(stderr,
-                "vocab-build: %zu tokens: 5 special, %zu Han (%zu counted), "
-                "%zu from the English pieces, %zu other; with the %zu "
-                "##<CJK> ids, %zu of 65536 ids\n",
-                st.n_tokens, st.n_han, st.n_han_seen, st.n_english, st.n_other,
-                st.n_ext, st.n_tokens + st.n_ext);
-    rval = 0;
+    rval = vb_merge_write(counts, (size_t)n, eng.data, eng.len, eng_path,
+                          threshold, &out, quiet);
 done:
     free(counts);
     tok_buf_release(&counts_text);
     tok_buf_release(&eng);
-    tok_buf_release(&vocab);
     return rval;
 }
 
@@ -120,7 +132,7 @@ vb_merge_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "counts", required_argument, NULL, 'c' },
-        { "english", required_argument, NULL, 'e' },
+        { "eng-vocab", required_argument, NULL, 'e' },
         { "help", no_argument, NULL, 'h' },
         { "output", required_argument, NULL, 'o' },
         { "quiet", no_argument, NULL, 'q' },
@@ -171,5 +183,5 @@ vb_merge_main(int argc, char **argv)
         usage();
     }
     return cli_exit_status(
-        vb_merge_write(counts, eng, threshold, out_path, quiet));
+        merge_files(counts, eng, threshold, out_path, quiet));
 }
