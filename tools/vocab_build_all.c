@@ -232,6 +232,10 @@ vb_all_main(int argc, char **argv)
     bool progress = false, quiet = false, skip_bad = false;
     int ch, rval;
 
+    static char prog[] = "vocab-build all";
+
+    /* getopt names argv[0] in its messages. */
+    argv[0] = prog;
     while ((ch = getopt_long(argc, argv, "E:c:e:hj:n:o:Pqst:V", longopts,
                              NULL)) != -1) {
         switch (ch) {

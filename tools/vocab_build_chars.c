@@ -147,7 +147,8 @@ walk(const char *dir, struct file_list *l)
         free(path);
     }
     closedir(d);
-    qsort(l->v + from, l->n - from, sizeof(*l->v), cmp_str);
+    if (l->n > from)
+        qsort(l->v + from, l->n - from, sizeof(*l->v), cmp_str);
     return rval;
 }
 
@@ -399,6 +400,10 @@ vb_chars_main(int argc, char **argv)
     struct tok_err e;
     int ch, rval;
 
+    static char prog[] = "vocab-build chars";
+
+    /* getopt names argv[0] in its messages. */
+    argv[0] = prog;
     while ((ch = getopt_long(argc, argv, "hj:mo:PqsV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'h':

@@ -145,6 +145,10 @@ vb_merge_main(int argc, char **argv)
     bool quiet = false;
     int ch;
 
+    static char prog[] = "vocab-build merge";
+
+    /* getopt names argv[0] in its messages. */
+    argv[0] = prog;
     while ((ch = getopt_long(argc, argv, "c:e:ho:qt:V", longopts, NULL)) !=
            -1) {
         switch (ch) {
