@@ -29,7 +29,7 @@ static void
 usage(void)
 {
     fprintf(stderr,
-            "usage: vocab-build bpe [-hPq] [-j threads] [-m min_frequency] "
+            "usage: vocab-build bpe [-hPqV] [-j threads] [-m min_frequency] "
             "[-o dir]\n"
             "                       [-S token] [-s vocab_size] [file ...]\n");
     exit(EXIT_USAGE);
@@ -38,7 +38,7 @@ usage(void)
 static void
 help(void)
 {
-    printf("usage: vocab-build bpe [-hPq] [-j threads] [-m min_frequency] "
+    printf("usage: vocab-build bpe [-hPqV] [-j threads] [-m min_frequency] "
            "[-o dir]\n"
            "                       [-S token] [-s vocab_size] [file ...]\n"
            "\n"
@@ -61,6 +61,7 @@ help(void)
            "a terminal\n"
            "  -q, --quiet            no progress, no summary\n"
            "  -h, --help             show this help and exit\n"
+           "  -V, --version          show the version and exit\n"
            "\n"
            "Exit status: 0 success, 1 failure (I/O, bad input), 2 usage "
            "error.\n");
@@ -126,6 +127,7 @@ vb_bpe_main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'q' },
         { "special", required_argument, NULL, 'S' },
         { "vocab-size", required_argument, NULL, 's' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     struct vocab_bpe_options opt;
@@ -143,13 +145,17 @@ vb_bpe_main(int argc, char **argv)
     int64_t n_tokens;
     int ch, rval;
 
+    static char prog[] = "vocab-build bpe";
+
+    /* getopt names argv[0] in its messages. */
+    argv[0] = prog;
     opt.vocab_size = 30000;
     opt.min_frequency = 2;
     special = (const char **)calloc((size_t)argc + 1, sizeof(*special));
     if (special == NULL)
         err(1, NULL);
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "hj:m:o:PqS:s:", longopts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "hj:m:o:PqS:s:V", longopts, NULL)) !=
            -1) {
         switch (ch) {
         case 'h':
@@ -187,6 +193,9 @@ vb_bpe_main(int argc, char **argv)
             opt.vocab_size =
                 (size_t)cli_parse_u64(optarg, 1, INT32_MAX, "vocab-size");
             break;
+        case 'V':
+            cli_print_version("vocab-build");
+            return cli_exit_status(0);
         default:
             usage();
         }
