@@ -340,6 +340,27 @@ def check_overflow(res, vb, work, cache, items):
                  "  exit %d: %s" % (p.returncode, p.stderr.decode().strip()))
 
 
+def check_all(res, vb, work, cache, inputs, eng_path):
+    """`all` = chars + english + merge: the reference merge of the Chinese
+    corpora's counts and spm_train's pieces of the English text."""
+    zh = [inputs["cmrc2018"], inputs["pku"]]
+    items = sorted_counts(gen_char_counts(zh))
+    with open(eng_path, "rb") as f:
+        eng = f.read()
+    want = cached(cache, ("merge-v1", tuple(items), eng, 200),
+                  lambda: reference_merge(items, eng_path, 200))
+    out = os.path.join(work, "all.vocab.txt")
+    p = run_tool([vb, "all", "-q", "-n", "8000", "-E", inputs["wikitext2"],
+                  "-o", out] + zh)
+    got = open(out, "rb").read() if p.returncode == 0 else None
+    if got == want:
+        res.ok("all (chars, english -n 8000, merge)",
+               "%d tokens" % want.count(b"\n"))
+    else:
+        res.fail("all (chars, english -n 8000, merge)",
+                 "  exit %d: %s" % (p.returncode, p.stderr.decode().strip()))
+
+
 def finish(res):
     print("%s: %d passed, %d failed, %d skipped" % (
         SUITE, res.passed, res.failed, res.skipped))
@@ -412,6 +433,8 @@ def main():
                         "%s counts, %s eng.vocab, -t %d" % (cname, ename, t),
                         items, engs[ename], t)
         check_overflow(res, vb, work, args.cache, corpus_items)
+        if "spm8000" in engs:
+            check_all(res, vb, work, args.cache, inputs, engs["spm8000"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish(res)
