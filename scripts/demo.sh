@@ -2,23 +2,38 @@
 # SPDX-License-Identifier: MIT
 # usage: scripts/demo.sh BUILD DATA
 # The quick-start demo (make demo): the main job end to end on the bundled
-# sample: raw documents -> segment (jieba words, sentences) -> json-pack
-# (JSONL) -> tokenize (ERNIE WordPiece ids) -> create-pretraining-data
-# (sentences with whole-word marks into <prefix>.bin/.idx) ->
-# dataset-inspect.  Later stages (vocab-build, train) join as they land.
+# sample: a vocab built with the seed's recipe (vocab-build all: character
+# counts of the cmrc2018 contexts, sentencepiece English pieces of
+# WikiText-2, the merge) -> raw documents -> segment (jieba words,
+# sentences) -> json-pack (JSONL) -> tokenize (WordPiece ids) ->
+# create-pretraining-data (sentences with whole-word marks into
+# <prefix>.bin/.idx) -> dataset-inspect.  The trainer joins when it lands.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
 SAMPLE=testdata/sample/sample.jsonl
-VOCAB=$DATA/vocab/ernie-3.0-base-zh.vocab.txt
+CMRC=$DATA/zh/cmrc2018_dev.json
+WIKI=$DATA/en/wikitext-2-raw/wiki.test.raw
 OUT=$BUILD/demo
-if [ ! -f "$VOCAB" ]; then
-    echo "demo: no vocab at '$VOCAB'; give the shared data folder:" \
+if [ ! -f "$CMRC" ] || [ ! -f "$WIKI" ]; then
+    echo "demo: no shared data at '$DATA'; give the shared data folder:" \
         "make demo DATA=/path/to/shared/data" >&2
     exit 1
 fi
 mkdir -p "$OUT"
 step() { printf '\n== %s\n' "$*"; }
+
+step "vocab-build all: the seed's vocab recipe (chars of the cmrc2018 contexts, 17000 English pieces of WikiText-2, merge)"
+python3 -c 'import json, sys
+for a in json.load(open(sys.argv[1], encoding="utf-8"))["data"]:
+    for p in a["paragraphs"]: print(p["context"])' "$CMRC" > "$OUT/zh.txt"
+"$BUILD/vocab-build" all -q -E "$WIKI" -c "$OUT/counts.tsv" \
+    -e "$OUT/eng.vocab" -o "$OUT/vocab.txt" "$OUT/zh.txt"
+VOCAB=$OUT/vocab.txt
+echo "$(wc -l < "$VOCAB") tokens; the most frequent characters and some English pieces:"
+sed -n '6,15p' "$VOCAB" | tr '\n' ' '; echo
+grep '^##' "$VOCAB" | sed -n '100,109p' | tr '\n' ' '; echo
+UNK=$(($(grep -n -x -F '[UNK]' "$VOCAB" | cut -d: -f1) - 1))
 
 step "input: $SAMPLE ($(wc -l < "$SAMPLE") documents, $(wc -c < "$SAMPLE") bytes)"
 head -n 2 "$SAMPLE"
@@ -31,7 +46,7 @@ step "json-pack: one JSON document a line again, now segmented"
 "$BUILD/json-pack" -q -o "$OUT/corpus.jsonl" "$OUT/sample.seg"
 head -n 2 "$OUT/corpus.jsonl" | cut -c 1-160
 
-step "tokenize -t: the WordPiece tokens of ernie-3.0-base-zh"
+step "tokenize -t: the WordPiece tokens of that vocab"
 "$BUILD/tokenize" -q -t -k text -v "$VOCAB" "$OUT/corpus.jsonl" |
     tee "$OUT/corpus.tokens" | cut -c 1-160
 
@@ -52,6 +67,6 @@ step "dataset-inspect: the counts, and document 0 as text (## marks whole words)
 "$BUILD/dataset-inspect" -v "$VOCAB" -d 0 "$OUT/sample" | cut -c 1-160
 
 n_ids=$(wc -w < "$OUT/corpus.ids")
-n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx 39979 || true)
+n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx "$UNK" || true)
 n_sent=$(grep -c . "$OUT/sample.seg" || true)
 step "done: $(wc -l < "$OUT/corpus.ids") documents, $n_sent sentences, $n_ids tokens, $n_unk [UNK]; outputs in $OUT/"
