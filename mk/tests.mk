@@ -36,7 +36,7 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	test-cpd test-bpe test-vocab check
+	test-cpd test-bpe test-vocab test-samples check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -45,7 +45,7 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-bpe test-vocab
+	test-bpe test-vocab test-samples
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -101,6 +101,24 @@ test-vocab: $(BUILD)/vocab-build $(VENV_STAMP)
 			$(VENV)/bin/python tests/conformance/vocab_$${s}_run.py \
 			--vocab-build $(BUILD)/vocab-build --data $(DATA) \
 			--cache build/oracle-cache; \
+	done
+
+# The training-sample layer of libdata against its references (numpy's
+# RandomState, PaddleNLP's tool_helpers and causal_dataset, the spec's
+# vectors), through small driver programs tests/drivers/drv_*.c.
+DRV_SRCS := $(wildcard tests/drivers/drv_*.c)
+DRV_BINS := $(DRV_SRCS:tests/drivers/%.c=$(BUILD)/tests/%)
+SAMPLES_SUITES := $(patsubst tests/conformance/samples_%_run.py,%,\
+	$(wildcard tests/conformance/samples_*_run.py))
+
+$(BUILD)/tests/drv_%: $(BUILD)/tests/drivers/drv_%.o $(LIBDATA) $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
+
+test-samples: $(DRV_BINS) $(TOOLS) $(VENV_STAMP)
+	@for s in $(SAMPLES_SUITES); do \
+		tests/run-suite $(TEST_LOG) samples-$$s-conformance \
+			$(VENV)/bin/python tests/conformance/samples_$${s}_run.py \
+			--build $(BUILD) --data $(DATA) --cache build/oracle-cache; \
 	done
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
