@@ -205,6 +205,101 @@ int ds_read_tokens(const struct ds_dataset *d, uint64_t pos, size_t n,
  * length. */
 const void *ds_dataset_tokens(const struct ds_dataset *d);
 
+/* ------------------------------------------------------------------------ */
+/* ERNIE samples                                                             */
+
+/* One ERNIE pre-training sample as PaddleNLP's ErnieDataset.__getitem__
+ * builds it (ernie_dataset.py build_training_sample with dataset_utils.py
+ * create_masked_lm_predictions, to_chinese_char=True): a sentence-order
+ * pair [CLS] A [SEP] B [SEP] (A and B swapped half the time), truncated to
+ * the target length, with whole-word n-gram masking (80% [MASK], 10% kept,
+ * 10% a random base-vocab id) and "##<CJK char>" pieces shown to the model,
+ * and used as labels, as their bare characters.  Every random draw is
+ * numpy's RandomState((seed + idx) mod 2^32), in PaddleNLP's order, so a
+ * sample is identical to PaddleNLP's for the same inputs. */
+
+/* The largest max_ngrams accepted. */
+#define DS_ERNIE_MAX_NGRAMS 128
+
+struct ds_ernie_opts {
+    uint32_t max_seq_len;   /* padded length (--max_seq_len, e.g. 512) */
+    double masked_lm_prob;  /* e.g. 0.15; 0 disables masking */
+    uint32_t max_ngrams;    /* 1..DS_ERNIE_MAX_NGRAMS (--max_ngrams, 3) */
+    int favor_longer_ngram; /* n-gram weights 1/n reversed if nonzero */
+    int binary_head;        /* nonzero: SOP pairs; zero: MLM only, no B */
+    int32_t cls_id, sep_id, mask_id, pad_id;
+    uint64_t seed; /* sample idx uses RandomState((seed + idx) mod 2^32) */
+};
+
+/* A sample context: the options plus the vocabulary tables.  Immutable
+ * once made: any number of threads may build samples with it at once. */
+struct ds_ernie_ctx;
+
+/* ds_ernie_ctx_new: make a context from opts and the vocabulary as
+ * PaddleNLP's ErnieDataset sees it: tokens[0..n_tokens-1] are the UTF-8
+ * strings of ids 0..n_tokens-1, the base vocab first (ids 0..n_base-1,
+ * where random replacements are drawn) and then the added "##" tokens of
+ * extend_chinese_char().  The strings are not kept.  Where a string occurs
+ * twice, the higher id is the one "##x" -> "x" maps to (dict update order).
+ * Free with ds_ernie_ctx_free().  Returns 0, DS_EINVAL (err names the bad
+ * option: max_seq_len < 3, masked_lm_prob outside [0,1], max_ngrams out of
+ * range, n_base == 0 or > n_tokens, a special id outside the vocab) or
+ * DS_ENOMEM. */
+int ds_ernie_ctx_new(struct ds_ernie_ctx **out,
+                     const struct ds_ernie_opts *opts,
+                     const char *const *tokens, size_t n_tokens,
+                     size_t n_base, struct ds_err *err);
+
+/* ds_ernie_ctx_free: free; NULL is a no-op. */
+void ds_ernie_ctx_free(struct ds_ernie_ctx *ctx);
+
+/* The caller's buffers for one sample, max_seq_len entries each, made by
+ * ds_ernie_sample_init() for one context and reused for every sample (no
+ * allocation per sample).  One per thread. */
+struct ds_ernie_sample {
+    int32_t *input_ids;        /* n_tokens ids, then pad_id */
+    int32_t *token_type_ids;   /* 0 (A) / 1 (B), then pad_id as PaddleNLP */
+    int32_t *masked_positions; /* n_masked positions, ascending */
+    int32_t *masked_labels;    /* n_masked label ids, same order */
+    uint8_t *loss_mask;        /* 1 at masked positions, else 0 */
+    uint32_t n_tokens;         /* real tokens; input_mask is 0 on these */
+    uint32_t n_masked;
+    int is_random; /* 1: A and B were swapped (next_sentence_label) */
+    int truncated; /* 1: tokens were cut to reach the target length */
+    void *work;    /* private scratch */
+};
+
+/* ds_ernie_sample_init: allocate s's buffers for ctx.  Returns 0 or
+ * DS_ENOMEM (s then holds NULLs and may be released). */
+int ds_ernie_sample_init(struct ds_ernie_sample *s,
+                         const struct ds_ernie_ctx *ctx, struct ds_err *err);
+
+/* ds_ernie_sample_release: free s's buffers and zero it; harmless twice. */
+void ds_ernie_sample_release(struct ds_ernie_sample *s);
+
+/* ds_ernie_sample_build: build sample idx from sentences
+ * start..end-1 of d (a samples-mapping row (start, end, target_seq_len))
+ * into out.  idx is the index within its split dataset (with blending, the
+ * dataset_sample_index), which seeds the draws.  Returns 0; DS_EINVAL if
+ * the range is empty, if binary_head and it has fewer than 2 sentences,
+ * if target_seq_len > max_seq_len, or if the first segment is empty;
+ * DS_ERANGE if the range passes the end of d, a token id is outside the
+ * vocabulary, or the sample does not fit max_seq_len (target_seq_len >
+ * max_seq_len - 3 with a B segment); err says which.  out is then
+ * unspecified.  Thread-safe for distinct out. */
+int ds_ernie_sample_build(const struct ds_ernie_ctx *ctx,
+                          const struct ds_dataset *d, uint64_t start,
+                          uint64_t end, uint32_t target_seq_len, uint64_t idx,
+                          struct ds_ernie_sample *out, struct ds_err *err);
+
+/* ds_ernie_sample_build_ids: the same from sentences in memory: n_sent
+ * sentences of sent_lens[i] ids each, stored back to back in ids. */
+int ds_ernie_sample_build_ids(const struct ds_ernie_ctx *ctx,
+                              const int32_t *ids, const uint32_t *sent_lens,
+                              size_t n_sent, uint32_t target_seq_len,
+                              uint64_t idx, struct ds_ernie_sample *out,
+                              struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif
