@@ -300,6 +300,161 @@ int ds_ernie_sample_build_ids(const struct ds_ernie_ctx *ctx,
                               uint64_t idx, struct ds_ernie_sample *out,
                               struct ds_err *err);
 
+/* ------------------------------------------------------------------------ */
+/* Training samples: RNGs, split, mapping, blending                         */
+/*
+ * The index layer under the ERNIE and GPT samples, identical to PaddleNLP
+ * (ernie-data.md 7.1-7.4): the C++ standard's Mersenne Twisters, numpy's
+ * legacy RandomState primitives, the document split of --split, the
+ * samples mapping of helpers.cpp::build_mapping with its cached .npy file
+ * (5.6), and the blending indices of helpers.cpp::build_blending_indices.
+ */
+
+/* MT19937 as std::mt19937(seed) and numpy's RandomState(seed) (both use
+ * init_genrand); numpy.random.MT19937(seed) seeds differently (through
+ * SeedSequence) and gives another stream. */
+struct ds_mt32 {
+    uint32_t mt[624];
+    unsigned pos;
+};
+
+/* MT19937-64 as std::mt19937_64(seed). */
+struct ds_mt64 {
+    uint64_t mt[312];
+    unsigned pos;
+};
+
+void ds_mt32_init(struct ds_mt32 *g, uint32_t seed);
+uint32_t ds_mt32_next(struct ds_mt32 *g);
+void ds_mt64_init(struct ds_mt64 *g, uint64_t seed);
+uint64_t ds_mt64_next(struct ds_mt64 *g);
+
+/* numpy's legacy RandomState primitives on a ds_mt32 seeded with
+ * ds_mt32_init(g, seed) = RandomState(seed), for seed in 0..2^32-1.
+ *
+ * ds_rs_random: random_sample(), a double in [0, 1) from two draws (53 bits).
+ * ds_rs_bounded: a uniform integer in [0, r] by masked rejection, as
+ *   randint and shuffle draw it: no draw for r == 0; 32-bit draws for
+ *   r < 2^32; two draws (high word first) per try above.
+ * ds_rs_randint: randint(lo, hi) for int64 (hi exclusive, lo < hi):
+ *   lo + bounded(hi - 1 - lo).
+ * ds_rs_shuffle: shuffle(x) of n items of `size` bytes at base (a 1-D array
+ *   or a list): for i = n-1 down to 1 swap items i and bounded(i).
+ * ds_rs_choice: the index choice(n, p=p) returns (one random_sample(),
+ *   also for n == 1; searchsorted on the cumulative sum normalized by its
+ *   last element); with p == NULL, randint(0, n).  n >= 1; p is not
+ *   checked as numpy checks it (non-negative, sums to 1). */
+double ds_rs_random(struct ds_mt32 *g);
+uint64_t ds_rs_bounded(struct ds_mt32 *g, uint64_t r);
+int64_t ds_rs_randint(struct ds_mt32 *g, int64_t lo, int64_t hi);
+void ds_rs_shuffle(struct ds_mt32 *g, void *base, size_t n, size_t size);
+size_t ds_rs_choice(struct ds_mt32 *g, const double *p, size_t n);
+
+/* ds_split_indices: PaddleNLP's get_train_valid_test_split_(s, n_docs): s
+ * is "949,50,1" (or "949/50/1", or one number), padded with zeros to three
+ * weights (extra ones ignored), normalized; each boundary adds
+ * round-half-even(f * n_docs), and the excess over n_docs is taken off
+ * boundaries 1..3.  out[0..4) are document indices: split k holds
+ * documents out[k]..out[k+1]-1 (none if out[k+1] <= out[k]).  Returns 0;
+ * DS_EINVAL (err says why) for an unparsable or negative weight or a zero
+ * sum; DS_ERANGE when a boundary comes out negative (odd weights such as
+ * "0,1,1" on 3 documents; out still holds Python's values). */
+int ds_split_indices(const char *s, int64_t n_docs, int64_t out[4],
+                     struct ds_err *err);
+
+/* Parameters of a samples mapping (helpers.cpp::build_mapping). */
+struct ds_mapping_params {
+    uint64_t max_num_samples; /* stop at the first epoch end with >= this */
+    int32_t num_epochs;       /* 2^31-2 (DS_MAPPING_EPOCHS_ANY): unbounded */
+    int32_t max_seq_len;      /* L: the trainer's max_seq_len - 3; >= 2 */
+    double short_seq_prob;    /* in [0, 1] */
+    int32_t seed;
+    int32_t min_num_sent; /* 2 with binary_head (SOP), else 1 */
+};
+
+#define DS_MAPPING_EPOCHS_ANY 2147483646
+
+/* A samples mapping: n rows (start sentence, end sentence exclusive,
+ * target length), shuffled, of uint32 (DS_DTYPE_UINT32) or uint64. */
+struct ds_mapping;
+
+/* ds_mapping_build: build the mapping of the documents docs[0..n_docs]
+ * (n_docs + 1 absolute sentence indices into sizes[0..n_sizes)), exactly
+ * as build_mapping: short targets, documents with a sentence over 512
+ * tokens skipped (when they have 2+ sentences), whole epochs, the final
+ * MT19937-64 shuffle.  Rows are uint32 if n_sizes < 2^32, else uint64.
+ * Returns 0, DS_EINVAL (bad parameter, docs out of order or out of sizes,
+ * or no document yields a sample: err says which) or DS_ENOMEM. */
+int ds_mapping_build(struct ds_mapping **out, const int64_t *docs,
+                     size_t n_docs, const int32_t *sizes, size_t n_sizes,
+                     const struct ds_mapping_params *p, struct ds_err *err);
+
+/* ds_mapping_cache_name: the malloc'd file name of 5.6,
+ * "<prefix>_<split>_indexmap[_<E>ep]_<S>mns_<L>msl_<P>ssp_<seed>s.npy"
+ * (_<E>ep only for a bounded num_epochs), or NULL when out of memory. */
+char *ds_mapping_cache_name(const char *prefix, const char *split,
+                            const struct ds_mapping_params *p);
+
+/* ds_mapping_save: write m to path as np.save does ((n, 3) C order), via
+ * "<path>.tmp.<pid>" and a rename, so readers never see a partial file.
+ * Returns 0 or DS_EIO. */
+int ds_mapping_save(const struct ds_mapping *m, const char *path,
+                    struct ds_err *err);
+
+/* ds_mapping_load: map the .npy at path (written by us or by numpy) and
+ * check it against the data it indexes: the NPY header ('<u4' or '<u8' as
+ * n_sizes requires, shape (n, 3)), the file length, and every row (start
+ * < end within one document of docs, target in [2, L], or L when
+ * short_seq_prob is 0), and n >= max_num_samples for an unbounded epoch
+ * count.  Returns 0, DS_EIO (cannot open), DS_EFORMAT (stale, corrupt or
+ * truncated: err names the file and the first fault) or DS_ENOMEM. */
+int ds_mapping_load(struct ds_mapping **out, const char *path,
+                    const int64_t *docs, size_t n_docs, size_t n_sizes,
+                    const struct ds_mapping_params *p, struct ds_err *err);
+
+/* ds_mapping_get: ds_mapping_load() of ds_mapping_cache_name(prefix,
+ * split, p) if it is valid, else ds_mapping_build() and ds_mapping_save()
+ * (replacing a stale or corrupt file).  *built says which (may be NULL).
+ * Processes racing on one name each write the same bytes; the rename
+ * keeps the file whole.  Returns as the two calls. */
+int ds_mapping_get(struct ds_mapping **out, const char *prefix,
+                   const char *split, const int64_t *docs, size_t n_docs,
+                   const int32_t *sizes, size_t n_sizes,
+                   const struct ds_mapping_params *p, int *built,
+                   struct ds_err *err);
+
+uint64_t ds_mapping_n(const struct ds_mapping *m);
+enum ds_dtype ds_mapping_dtype(const struct ds_mapping *m);
+/* ds_mapping_rows: the 3 * n elements of ds_mapping_dtype(), host order
+ * (little-endian). */
+const void *ds_mapping_rows(const struct ds_mapping *m);
+/* ds_mapping_row: row i (i < n) as three uint64. */
+void ds_mapping_row(const struct ds_mapping *m, uint64_t i, uint64_t row[3]);
+/* ds_mapping_free: unmap or free; NULL is a no-op. */
+void ds_mapping_free(struct ds_mapping *m);
+
+/* ds_blend_counts: the samples to request from each of n datasets for a
+ * total of `total`: w_i / sum(w) (sequential sum), then
+ * ceil(total * w_i * 1.005) (PaddleNLP's over-request).  Returns 0 or
+ * DS_EINVAL (a negative or non-finite weight, a zero sum, a count beyond
+ * 2^63). */
+int ds_blend_counts(const double *weights, size_t n, uint64_t total,
+                    uint64_t *counts, struct ds_err *err);
+
+/* ds_blend_normalize: w /= np.sum(w) in place (numpy's pairwise sum from
+ * 8 weights on), as BlendableDataset does.  Returns 0 or DS_EINVAL (a
+ * zero or non-finite sum). */
+int ds_blend_normalize(double *w, size_t n, struct ds_err *err);
+
+/* ds_blend_build: build_blending_indices for `size` samples over n
+ * datasets with the (normalized) weights w: sample s comes from the
+ * dataset whose w_i * max(s, 1) - taken_i is largest (the first on ties),
+ * as its next sample.  dataset_index[s] and dataset_sample_index[s] for s
+ * < size.  Returns 0 or DS_EINVAL (n == 0 or n > 32767). */
+int ds_blend_build(const double *w, size_t n, uint64_t size,
+                   uint16_t *dataset_index, int64_t *dataset_sample_index,
+                   struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif
