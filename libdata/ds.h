@@ -455,6 +455,81 @@ int ds_blend_build(const double *w, size_t n, uint64_t size,
                    uint16_t *dataset_index, int64_t *dataset_sample_index,
                    struct ds_err *err);
 
+
+/* ------------------------------------------------------------------------ */
+/* GPT samples                                                               */
+
+/* The samples of a GPT split, as paddlenlp.data.causal_dataset.GPTDataset
+ * (2.8; after Megatron's gpt_dataset.py) builds them: every item of the
+ * dataset is a document; doc_idx repeats the split's documents once an
+ * epoch, for as many epochs as num_samples windows need, shuffled with
+ * numpy's RandomState(seed) (the last epoch on its own when it would give
+ * fewer than 80% of an epoch's samples); sample_idx cuts doc_idx into
+ * windows of seq_len + 1 tokens that overlap by one; shuffle_idx orders
+ * them.  Sample i is window shuffle_idx[i].  See libdata(3).
+ *
+ * Immutable once built: any number of threads may call ds_gpt_sample() at
+ * once. */
+struct ds_gpt;
+
+/* The cache of the three arrays: the files PaddleNLP 2.8 reads and writes,
+ * <dir>/<md5>.dsc, <md5>_doc_idx.npy, <md5>_sample_idx.npy and
+ * <md5>_shuffle_idx.npy, where md5 is that of its description text (data
+ * prefix, name, num_samples, seq_len, seed, split).  The strings must be
+ * the ones the trainer gives GPTDataset for the two sides to share files. */
+struct ds_gpt_cache {
+    const char *dir;         /* NULL: dirname(data_prefix)/index-cache */
+    const char *data_prefix; /* the dataset's prefix as the trainer names it */
+    const char *name;        /* "train", "valid" or "test" */
+    const char *split;       /* the --split string, e.g. "949,50,1" */
+};
+
+/* ds_gpt_build: the samples of the split documents[0..n_docs) (item
+ * numbers of d, e.g. split_start..split_end-1) for num_samples samples of
+ * seq_len + 1 tokens.  With a cache, complete files whose arrays fit d
+ * and the parameters are read (see ds_gpt_from_cache()); otherwise, or if
+ * they are corrupt or stale, the arrays are built and written there, each
+ * file as a temporary renamed into place (the directory is created).
+ * Returns 0; DS_EINVAL (no documents, no tokens, seq_len 0, seed past
+ * 2^32 - 1, an incomplete cache struct); DS_ERANGE (a document past d, or
+ * more epochs or samples than PaddleNLP's int32 arrays hold); DS_EIO (the
+ * cache cannot be written; err names the file); DS_ENOMEM. */
+int ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
+                 const uint64_t *documents, size_t n_docs, uint64_t num_samples,
+                 uint32_t seq_len, uint64_t seed,
+                 const struct ds_gpt_cache *cache, struct ds_err *err);
+
+/* ds_gpt_free: free; NULL is a no-op. */
+void ds_gpt_free(struct ds_gpt *g);
+
+/* ds_gpt_n_samples: len(GPTDataset), the windows of all epochs, which is
+ * at least num_samples. */
+uint64_t ds_gpt_n_samples(const struct ds_gpt *g);
+uint64_t ds_gpt_n_epochs(const struct ds_gpt *g);
+/* 1 if the last epoch was shuffled separately, else 0. */
+int ds_gpt_separate_last_epoch(const struct ds_gpt *g);
+/* 1 if ds_gpt_build() read the arrays from the cache, else 0. */
+int ds_gpt_from_cache(const struct ds_gpt *g);
+
+/* The arrays, valid until ds_gpt_free(): doc_idx (*n = epochs x
+ * documents), sample_idx (*n_rows = samples + 1 pairs of (position in
+ * doc_idx, token offset)), shuffle_idx (*n = samples). */
+const int32_t *ds_gpt_doc_idx(const struct ds_gpt *g, uint64_t *n);
+const int32_t *ds_gpt_sample_idx(const struct ds_gpt *g, uint64_t *n_rows);
+const uint64_t *ds_gpt_shuffle_idx(const struct ds_gpt *g, uint64_t *n);
+
+/* ds_gpt_cache_hash: the md5 in the cache names, 32 hex digits and a NUL.
+ * Returns 0, DS_EINVAL (a NULL string) or DS_ENOMEM. */
+int ds_gpt_cache_hash(const struct ds_gpt_cache *c, uint64_t num_samples,
+                      uint32_t seq_len, uint64_t seed, char out[33]);
+
+/* ds_gpt_sample: the seq_len + 1 tokens of sample i (GPTDataset[i]
+ * ["text"]) into tokens; d must be the dataset g was built on.  No
+ * allocation; thread-safe.  Returns 0, DS_ERANGE (i >= n_samples, or a
+ * token that does not fit int32). */
+int ds_gpt_sample(const struct ds_gpt *g, const struct ds_dataset *d,
+                  uint64_t i, int32_t *tokens, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif
