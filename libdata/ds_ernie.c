@@ -12,78 +12,12 @@
  * joins the previous word, even across [SEP]); an n-gram of k words
  * starting at word j is positions cpos[coff[j] .. coff[min(j+k, C)]).
  * Masked positions are unique, so sorting them is a scan of loss_mask.
+ * The draws are numpy's RandomState primitives of ds_rng.c.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "ds_int.h"
-
-/* ------------------------------------------------------------------------ */
-/* numpy's legacy RandomState: MT19937 and the primitives §7.1 lists         */
-
-struct np_rng {
-    uint32_t mt[624];
-    int i;
-};
-
-static void
-np_seed(struct np_rng *r, uint32_t seed)
-{
-    r->mt[0] = seed;
-    for (int i = 1; i < 624; i++)
-        r->mt[i] =
-            1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + (uint32_t)i;
-    r->i = 624;
-}
-
-static uint32_t
-np_u32(struct np_rng *r)
-{
-    if (r->i >= 624) {
-        for (int k = 0; k < 624; k++) {
-            uint32_t y =
-                (r->mt[k] & 0x80000000u) | (r->mt[(k + 1) % 624] & 0x7fffffffu);
-
-            r->mt[k] = r->mt[(k + 397) % 624] ^ (y >> 1) ^
-                       ((y & 1u) ? 0x9908b0dfu : 0u);
-        }
-        r->i = 0;
-    }
-    uint32_t y = r->mt[r->i++];
-
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
-
-/* random_sample(): a double in [0, 1) from two outputs. */
-static double
-np_random(struct np_rng *r)
-{
-    uint32_t a = np_u32(r) >> 5, b = np_u32(r) >> 6;
-
-    return (a * 67108864.0 + b) / 9007199254740992.0;
-}
-
-/* A value in [0, max] by masked rejection; no draw for max == 0. */
-static uint32_t
-np_bounded(struct np_rng *r, uint32_t max)
-{
-    uint32_t mask = max, v;
-
-    if (max == 0)
-        return 0;
-    mask |= mask >> 1;
-    mask |= mask >> 2;
-    mask |= mask >> 4;
-    mask |= mask >> 8;
-    mask |= mask >> 16;
-    while ((v = np_u32(r) & mask) > max)
-        ;
-    return v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Context                                                                   */
@@ -426,7 +360,7 @@ round_half_even(double x)
 /* create_masked_lm_predictions with to_chinese_char: out->input_ids holds
  * the n tokens on entry and the model's input on return. */
 static int
-mask_tokens(const struct ds_ernie_ctx *c, struct np_rng *rng, uint32_t n,
+mask_tokens(const struct ds_ernie_ctx *c, struct ds_mt32 *rng, uint32_t n,
             struct ds_ernie_sample *out, struct ds_err *err)
 {
     struct work *w = (struct work *)out->work;
@@ -470,12 +404,7 @@ mask_tokens(const struct ds_ernie_ctx *c, struct np_rng *rng, uint32_t n,
 
     for (uint32_t j = 0; j < n_words; j++)
         w->perm[j] = j;
-    for (uint32_t j = n_words; j-- > 1;) {
-        uint32_t k = np_bounded(rng, j), x = w->perm[j];
-
-        w->perm[j] = w->perm[k];
-        w->perm[k] = x;
-    }
+    ds_rs_shuffle(rng, w->perm, n_words, sizeof(*w->perm));
     memset(w->covered, 0, n);
     for (uint32_t g = 0; g < n_words; g++) {
         uint32_t j = w->perm[g], k = 0, cnt, end;
@@ -484,7 +413,7 @@ mask_tokens(const struct ds_ernie_ctx *c, struct np_rng *rng, uint32_t n,
 
         if ((double)n_masked >= n_pred)
             break;
-        u = np_random(rng);
+        u = ds_rs_random(rng);
         while (k < c->o.max_ngrams - 1 && c->cdf[k] <= u)
             k++;
         k++; /* the n-gram size, 1..max_ngrams */
@@ -505,12 +434,12 @@ mask_tokens(const struct ds_ernie_ctx *c, struct np_rng *rng, uint32_t n,
             uint32_t i = w->cpos[p];
 
             w->covered[i] = 1;
-            if (np_random(rng) < 0.8)
+            if (ds_rs_random(rng) < 0.8)
                 tok[i] = c->o.mask_id;
-            else if (np_random(rng) < 0.5)
+            else if (ds_rs_random(rng) < 0.5)
                 ; /* kept */
             else
-                tok[i] = (int32_t)np_bounded(rng, c->n_base - 1);
+                tok[i] = (int32_t)ds_rs_bounded(rng, c->n_base - 1);
             n_masked++;
         }
     }
@@ -531,7 +460,7 @@ build(const struct ds_ernie_ctx *c, const struct src *s, uint32_t tgt,
 {
     struct work *w = (struct work *)out->work;
     const uint32_t lmax = c->o.max_seq_len;
-    struct np_rng rng;
+    struct ds_mt32 rng;
     size_t n = s->n_sent, a_end;
     size_t seg[2][2]; /* sentence ranges of the first and second segment */
     uint64_t len[2] = { 0, 0 },
@@ -551,16 +480,16 @@ build(const struct ds_ernie_ctx *c, const struct src *s, uint32_t tgt,
                           "target length %u of sample %llu exceeds "
                           "max_seq_len %u",
                           tgt, (unsigned long long)idx, lmax);
-    np_seed(&rng, (uint32_t)(c->o.seed + idx));
+    ds_mt32_init(&rng, (uint32_t)(c->o.seed + idx)); /* RandomState */
     w->tgt = tgt;
 
     /* (a) segments */
     out->is_random = 0;
     if (c->o.binary_head) {
-        a_end = n == 2 ? 1 : 1 + np_bounded(&rng, (uint32_t)(n - 2));
+        a_end = n == 2 ? 1 : 1 + (size_t)ds_rs_bounded(&rng, n - 2);
         seg[0][0] = 0, seg[0][1] = a_end;
         seg[1][0] = a_end, seg[1][1] = n;
-        if (np_random(&rng) < 0.5) {
+        if (ds_rs_random(&rng) < 0.5) {
             seg[0][0] = a_end, seg[0][1] = n;
             seg[1][0] = 0, seg[1][1] = a_end;
             out->is_random = 1;
@@ -584,7 +513,7 @@ build(const struct ds_ernie_ctx *c, const struct src *s, uint32_t tgt,
         int v = len[0] > len[1] ? 0 : 1;
 
         len[v]--;
-        cut[v][np_random(&rng) < 0.5 ? 0 : 1]++;
+        cut[v][ds_rs_random(&rng) < 0.5 ? 0 : 1]++;
     }
     if (len[0] + len[1] + 2 + (len[1] > 0) > lmax)
         return ds_err_set(
