@@ -247,8 +247,8 @@ struct ds_ernie_ctx;
  * DS_ENOMEM. */
 int ds_ernie_ctx_new(struct ds_ernie_ctx **out,
                      const struct ds_ernie_opts *opts,
-                     const char *const *tokens, size_t n_tokens,
-                     size_t n_base, struct ds_err *err);
+                     const char *const *tokens, size_t n_tokens, size_t n_base,
+                     struct ds_err *err);
 
 /* ds_ernie_ctx_free: free; NULL is a no-op. */
 void ds_ernie_ctx_free(struct ds_ernie_ctx *ctx);
