@@ -455,7 +455,6 @@ int ds_blend_build(const double *w, size_t n, uint64_t size,
                    uint16_t *dataset_index, int64_t *dataset_sample_index,
                    struct ds_err *err);
 
-
 /* ------------------------------------------------------------------------ */
 /* GPT samples                                                               */
 
