@@ -34,10 +34,12 @@ struct decoder {
     struct tok_vocab *vocab;
     struct tok_tokenizer *tok;
     struct tok_bpe *bpe;
+    size_t n_base; /* WordPiece: ids before the "##<CJK>" extension */
 };
 
 struct inspector {
     const struct ds_dataset *d;
+    const char *prefix;
     struct decoder *dec; /* NULL: ids */
     bool json;
     int32_t *ids; /* CHUNK_TOKENS + 1 */
@@ -49,9 +51,16 @@ struct inspector {
 static void
 usage(void)
 {
-    fprintf(stderr, "usage: dataset-inspect [-hjV] [-d document] "
-                    "[-s sentence] [-t pos:count]\n"
-                    "                       [-v vocab] prefix\n");
+    fprintf(stderr,
+            "usage: dataset-inspect [-hjV] [-d document] [-s sentence] "
+            "[-t pos:count]\n"
+            "                       [-v vocab] prefix\n"
+            "       dataset-inspect [-F] -n samples | -x samples [-C dir] "
+            "[-e seed] [-f first]\n"
+            "                       [-g max-ngrams] [-k kind] [-l seq-len] "
+            "[-m prob] [-P prob]\n"
+            "                       [-p split] [-w which] [-v vocab] "
+            "prefix\n");
     exit(EXIT_USAGE);
 }
 
@@ -61,6 +70,12 @@ help(void)
     printf("usage: dataset-inspect [-hjV] [-d document] [-s sentence] "
            "[-t pos:count]\n"
            "                       [-v vocab] prefix\n"
+           "       dataset-inspect [-F] -n samples | -x samples [-C dir] "
+           "[-e seed] [-f first]\n"
+           "                       [-g max-ngrams] [-k kind] [-l seq-len] "
+           "[-m prob] [-P prob]\n"
+           "                       [-p split] [-w which] [-v vocab] "
+           "prefix\n"
            "\n"
            "Show what the token dataset PREFIX (PREFIX.bin + PREFIX.idx, "
            "or PREFIX_ids.npy +\nPREFIX_idx.npz) holds: with no option, "
@@ -81,6 +96,31 @@ help(void)
            "\n"
            "-d, -s and -t may be given several times, and are printed in "
            "order.\n"
+           "\n"
+           "Training samples, as PaddleNLP's ErnieDataset and GPTDataset "
+           "make them:\n"
+           "  -n, --samples N       print N samples of the split\n"
+           "  -x, --stats N         ERNIE: masking statistics over N "
+           "samples\n"
+           "  -f, --first K         start at sample K (default 0)\n"
+           "  -k, --kind KIND       ernie (default; needs -v vocab.txt) or "
+           "gpt\n"
+           "  -l, --seq-len L       ERNIE: max_seq_len (default 512); GPT: "
+           "seq_len, the\n"
+           "                        window is L + 1 tokens (default 1024)\n"
+           "  -e, --seed S          seed (default 1234)\n"
+           "  -p, --split W         split weights (default 949,50,1)\n"
+           "  -w, --which PART      train (default), valid or test\n"
+           "  -m, --masked-lm-prob P  ERNIE (default 0.15)\n"
+           "  -g, --max-ngrams N    ERNIE (default 3)\n"
+           "  -F, --favor-longer    ERNIE: favor longer n-grams\n"
+           "  -P, --short-seq-prob P  ERNIE mapping (default 0.1)\n"
+           "  -C, --cache-dir DIR   read or write the index caches in DIR "
+           "(default: build\n"
+           "                        them in memory)\n"
+           "\n"
+           "A masked ERNIE position is printed {LABEL>SHOWN}: SHOWN is "
+           "[MASK], the label\nitself (kept) or a random token.\n"
            "\n"
            "Exit status: 0 success, 1 failure (I/O, bad dataset, number "
            "out of range),\n2 usage error.\n");
@@ -287,8 +327,10 @@ decoder_load(struct decoder *dec, const char *path)
         struct tok_opts o;
 
         /* Stored data holds the "##<CJK>" ids of whole-word marking. */
-        if (tok_vocab_load(&dec->vocab, txt, &e) < 0 ||
-            tok_vocab_extend_chinese(dec->vocab, &e) < 0)
+        if (tok_vocab_load(&dec->vocab, txt, &e) < 0)
+            errx(1, "%s", e.msg);
+        dec->n_base = tok_vocab_n_ids(dec->vocab);
+        if (tok_vocab_extend_chinese(dec->vocab, &e) < 0)
             errx(1, "%s", e.msg);
         tok_opts_init(&o, TOK_FLAVOR_ERNIE);
         if (tok_tokenizer_new(&dec->tok, dec->vocab, &o, &e) < 0)
@@ -605,6 +647,465 @@ print_counts(struct inspector *in, const char *prefix)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Training samples (--samples, --stats)                                     */
+
+enum kind { KIND_ERNIE, KIND_GPT };
+
+struct sample_opts {
+    uint64_t n_samples, first, n_stats;
+    enum kind kind;
+    uint32_t seq_len; /* ERNIE: padded max_seq_len; GPT: window - 1 */
+    uint64_t seed;
+    const char *split, *cache_dir;
+    int which; /* 0 train, 1 valid, 2 test */
+    double masked_lm_prob, short_seq_prob;
+    uint32_t max_ngrams;
+    bool favor_longer;
+};
+
+static const char *const split_names[] = { "train", "valid", "test", NULL };
+
+/* The split's first and end item (documents for ERNIE, items of the index
+ * for GPT, as PaddleNLP splits each) out of n. */
+static void
+split_range(const struct sample_opts *so, uint64_t n, uint64_t *first,
+            uint64_t *end)
+{
+    int64_t b[4];
+    struct ds_err e;
+
+    if (ds_split_indices(so->split, (int64_t)n, b, &e) < 0)
+        errx(1, "split '%s': %s", so->split, e.msg);
+    if (b[so->which + 1] <= b[so->which])
+        errx(1,
+             "split '%s' leaves the %s part of %" PRIu64 " %s empty: "
+             "give another --split or --which",
+             so->split, split_names[so->which], n,
+             so->kind == KIND_GPT ? "items" : "documents");
+    *first = (uint64_t)b[so->which];
+    *end = (uint64_t)b[so->which + 1];
+}
+
+/* Ids as text into in: the decoder's text, or the ids. */
+static void
+put_ids(struct inspector *in, const int32_t *ids, size_t n, uint64_t i)
+{
+    struct tok_err te;
+    int rc;
+
+    if (in->dec == NULL) {
+        for (size_t k = 0; k < n; k++) {
+            if (k > 0)
+                puts_(in, " ");
+            put_id(in, ids[k]);
+        }
+        return;
+    }
+    for (size_t k = 0; k < n; k++)
+        if ((in->dec->bpe
+                 ? tok_bpe_token(in->dec->bpe, ids[k], NULL)
+                 : tok_vocab_token(in->dec->vocab, ids[k], NULL)) == NULL)
+            errx(1,
+                 "sample %" PRIu64 ": id %" PRId32 " is not in the vocab "
+                 "'%s'",
+                 i, ids[k], in->dec->path);
+    tok_buf_clear(&in->text);
+    rc = in->dec->bpe ? tok_bpe_decode(in->dec->bpe, ids, n, &in->text, &te)
+                      : tok_decode(in->dec->tok, ids, n, &in->text, &te);
+    if (rc < 0)
+        errx(1, "%s", te.msg);
+    put_text(in, in->text.data, in->text.len);
+}
+
+static void
+print_gpt(struct inspector *in, const struct sample_opts *so)
+{
+    const struct ds_dataset *d = in->d;
+    uint64_t first, end, *docs;
+    struct ds_gpt *g;
+    struct ds_gpt_cache cache;
+    struct ds_err e;
+    int32_t *win;
+
+    split_range(so, ds_dataset_n_sentences(d), &first, &end);
+    docs = malloc((size_t)(end - first) * sizeof(*docs));
+    win = malloc(((size_t)so->seq_len + 1) * sizeof(*win));
+    if (docs == NULL || win == NULL)
+        err(1, NULL);
+    for (uint64_t k = first; k < end; k++)
+        docs[k - first] = k;
+    cache.dir = so->cache_dir;
+    cache.data_prefix = in->prefix;
+    cache.name = split_names[so->which];
+    cache.split = so->split;
+    if (ds_gpt_build(&g, d, docs, (size_t)(end - first),
+                     so->first + so->n_samples, so->seq_len, so->seed,
+                     so->cache_dir ? &cache : NULL, &e) < 0)
+        errx(1, "%s", e.msg);
+    for (uint64_t i = so->first; i < so->first + so->n_samples; i++) {
+        if (ds_gpt_sample(g, d, i, win, &e) < 0)
+            errx(1, "%s", e.msg);
+        puts_(in, "sample ");
+        put_u64(in, i);
+        puts_(in, ": ");
+        put_ids(in, win, (size_t)so->seq_len + 1, i);
+        puts_(in, "\n");
+        flush_line(in);
+    }
+    ds_gpt_free(g);
+    free(win);
+    free(docs);
+}
+
+/* ERNIE: the vocab as ds_ernie_ctx_new() wants it, and a second table in
+ * which every "##<CJK>" string is defaced ("##\1<CJK>") so that it is no
+ * longer mapped to its bare character: samples built with it draw the
+ * same numbers (word boundaries and the base vocab are unchanged) but keep
+ * the stored ids, which tell --stats where the whole words are. */
+struct ernie {
+    struct ds_ernie_ctx *ctx, *raw;
+    struct ds_ernie_sample s, r;
+    const char **tokens;
+    char **defaced;
+    size_t n_tokens;
+    int32_t cls, sep, mask;
+    struct ds_mapping *map;
+};
+
+static bool
+is_cont_cjk(const char *t)
+{
+    const unsigned char *c = (const unsigned char *)t + 2;
+    uint32_t cp;
+
+    if (t[0] != '#' || t[1] != '#')
+        return false;
+    if ((c[0] & 0xf0) != 0xe0 || (c[1] & 0xc0) != 0x80 || (c[2] & 0xc0) != 0x80)
+        return false;
+    cp = (uint32_t)(c[0] & 0x0f) << 12 | (uint32_t)(c[1] & 0x3f) << 6 |
+         (c[2] & 0x3f);
+    return cp >= 0x4e00 && cp <= 0x9fa5;
+}
+
+static int32_t
+special_id(const struct decoder *dec, const char *t)
+{
+    tok_id id = tok_vocab_find(dec->vocab, t, strlen(t));
+
+    if (id < 0)
+        errx(1, "vocab '%s' has no %s token", dec->path, t);
+    return (int32_t)id;
+}
+
+static void
+ernie_open(struct ernie *er, struct inspector *in, const struct sample_opts *so,
+           bool stats)
+{
+    const struct decoder *dec = in->dec;
+    const struct ds_dataset *d = in->d;
+    struct ds_ernie_opts o;
+    struct ds_mapping_params p;
+    struct ds_err e;
+    uint64_t first, end, n_sent = ds_dataset_n_sentences(d);
+    int64_t *docs;
+    int32_t *sizes;
+
+    memset(er, 0, sizeof(*er));
+    er->n_tokens = tok_vocab_n_ids(dec->vocab);
+    er->tokens = calloc(er->n_tokens, sizeof(*er->tokens));
+    er->defaced = calloc(er->n_tokens, sizeof(*er->defaced));
+    if (er->tokens == NULL || er->defaced == NULL)
+        err(1, NULL);
+    for (size_t i = 0; i < er->n_tokens; i++) {
+        const char *t = tok_vocab_token(dec->vocab, (tok_id)i, NULL);
+
+        er->tokens[i] = t ? t : "";
+        if (is_cont_cjk(er->tokens[i]) &&
+            asprintf(&er->defaced[i], "##\1%s", er->tokens[i] + 2) < 0)
+            err(1, NULL);
+    }
+    memset(&o, 0, sizeof(o));
+    o.max_seq_len = so->seq_len;
+    o.masked_lm_prob = so->masked_lm_prob;
+    o.max_ngrams = so->max_ngrams;
+    o.favor_longer_ngram = so->favor_longer;
+    o.binary_head = 1;
+    o.cls_id = er->cls = special_id(dec, "[CLS]");
+    o.sep_id = er->sep = special_id(dec, "[SEP]");
+    o.mask_id = er->mask = special_id(dec, "[MASK]");
+    o.pad_id = special_id(dec, "[PAD]");
+    o.seed = so->seed;
+    if (ds_ernie_ctx_new(&er->ctx, &o, er->tokens, er->n_tokens, dec->n_base,
+                         &e) < 0 ||
+        ds_ernie_sample_init(&er->s, er->ctx, &e) < 0)
+        errx(1, "%s", e.msg);
+    if (stats) {
+        const char **raw = malloc(er->n_tokens * sizeof(*raw));
+
+        if (raw == NULL)
+            err(1, NULL);
+        for (size_t i = 0; i < er->n_tokens; i++)
+            raw[i] = er->defaced[i] ? er->defaced[i] : er->tokens[i];
+        if (ds_ernie_ctx_new(&er->raw, &o, raw, er->n_tokens, dec->n_base, &e) <
+                0 ||
+            ds_ernie_sample_init(&er->r, er->raw, &e) < 0)
+            errx(1, "%s", e.msg);
+        free(raw);
+    }
+
+    /* The samples mapping of the split's documents, as ErnieDataset asks
+     * for it: L = max_seq_len - 3, SOP pairs of 2+ sentences. */
+    split_range(so, ds_dataset_n_documents(d), &first, &end);
+    docs = malloc((size_t)(end - first + 1) * sizeof(*docs));
+    sizes = malloc((size_t)n_sent * sizeof(*sizes));
+    if (docs == NULL || sizes == NULL)
+        err(1, NULL);
+    for (uint64_t k = first; k <= end; k++)
+        docs[k - first] = (int64_t)ds_document_first(d, k);
+    for (uint64_t i = 0; i < n_sent; i++)
+        sizes[i] = (int32_t)ds_sentence_len(d, i);
+    memset(&p, 0, sizeof(p));
+    p.max_num_samples = so->first + (stats ? so->n_stats : so->n_samples);
+    p.num_epochs = DS_MAPPING_EPOCHS_ANY;
+    p.max_seq_len = (int32_t)so->seq_len - 3;
+    p.short_seq_prob = so->short_seq_prob;
+    p.seed = (int32_t)so->seed;
+    p.min_num_sent = 2;
+    if (so->cache_dir != NULL) {
+        const char *base = strrchr(in->prefix, '/');
+        char *cp;
+
+        if (asprintf(&cp, "%s/%s", so->cache_dir,
+                     base ? base + 1 : in->prefix) < 0)
+            err(1, NULL);
+        if (ds_mapping_get(&er->map, cp, split_names[so->which], docs,
+                           (size_t)(end - first), sizes, (size_t)n_sent, &p,
+                           NULL, &e) < 0)
+            errx(1, "%s", e.msg);
+        free(cp);
+    } else if (ds_mapping_build(&er->map, docs, (size_t)(end - first), sizes,
+                                (size_t)n_sent, &p, &e) < 0) {
+        errx(1, "%s", e.msg);
+    }
+    free(docs);
+    free(sizes);
+}
+
+static void
+ernie_close(struct ernie *er)
+{
+    ds_mapping_free(er->map);
+    ds_ernie_sample_release(&er->s);
+    ds_ernie_sample_release(&er->r);
+    ds_ernie_ctx_free(er->ctx);
+    ds_ernie_ctx_free(er->raw);
+    for (size_t i = 0; i < er->n_tokens; i++)
+        free(er->defaced[i]);
+    free(er->defaced);
+    free(er->tokens);
+}
+
+/* Build sample i of the split (mapping row i) into er->s, and into er->r
+ * as well when raw. */
+static void
+ernie_build(struct ernie *er, const struct ds_dataset *d, uint64_t i, bool raw,
+            uint64_t row[3])
+{
+    struct ds_err e;
+
+    if (i >= ds_mapping_n(er->map))
+        errx(1, "sample %" PRIu64 ": the mapping has %" PRIu64 " samples", i,
+             ds_mapping_n(er->map));
+    ds_mapping_row(er->map, i, row);
+    if (ds_ernie_sample_build(er->ctx, d, row[0], row[1], (uint32_t)row[2], i,
+                              &er->s, &e) < 0 ||
+        (raw && ds_ernie_sample_build(er->raw, d, row[0], row[1],
+                                      (uint32_t)row[2], i, &er->r, &e) < 0))
+        errx(1, "sample %" PRIu64 ": %s", i, e.msg);
+    if (raw && (er->r.n_masked != er->s.n_masked ||
+                er->r.is_random != er->s.is_random))
+        errx(1, "sample %" PRIu64 ": the two vocab tables disagree", i);
+}
+
+static void
+put_token(struct inspector *in, const struct ernie *er, int32_t id)
+{
+    puts_(in, id >= 0 && (size_t)id < er->n_tokens ? er->tokens[id] : "?");
+}
+
+/* One sample: a header line, then the tokens with every masked position
+ * as {LABEL>SHOWN}, the token types as A/B, and the labels. */
+static void
+print_ernie_sample(struct inspector *in, const struct ernie *er, uint64_t i,
+                   const uint64_t row[3])
+{
+    const struct ds_ernie_sample *s = &er->s;
+    uint32_t m = 0;
+    char b[160];
+
+    snprintf(b, sizeof(b),
+             "sample %" PRIu64 ": sentences %" PRIu64 "..%" PRIu64
+             ", target %" PRIu64 ", %" PRIu32 " tokens, %" PRIu32
+             " masked, is_random %d, truncated %d\n",
+             i, row[0], row[1] - 1, row[2], s->n_tokens, s->n_masked,
+             s->is_random, s->truncated);
+    puts_(in, b);
+    puts_(in, "  tokens:");
+    for (uint32_t p = 0; p < s->n_tokens; p++) {
+        puts_(in, " ");
+        if (m < s->n_masked && (uint32_t)s->masked_positions[m] == p) {
+            puts_(in, "{");
+            put_token(in, er, s->masked_labels[m]);
+            puts_(in, ">");
+            put_token(in, er, s->input_ids[p]);
+            puts_(in, "}");
+            m++;
+        } else {
+            put_token(in, er, s->input_ids[p]);
+        }
+    }
+    puts_(in, "\n  types:  ");
+    for (uint32_t p = 0; p < s->n_tokens; p++)
+        puts_(in, s->token_type_ids[p] ? "B" : "A");
+    puts_(in, "\n  labels:");
+    for (m = 0; m < s->n_masked; m++) {
+        puts_(in, " ");
+        put_u64(in, (uint64_t)s->masked_positions[m]);
+        puts_(in, "=");
+        put_token(in, er, s->masked_labels[m]);
+    }
+    puts_(in, "\n");
+}
+
+static void
+print_ernie(struct inspector *in, const struct sample_opts *so)
+{
+    struct ernie er;
+    uint64_t row[3];
+
+    ernie_open(&er, in, so, false);
+    for (uint64_t i = so->first; i < so->first + so->n_samples; i++) {
+        ernie_build(&er, in->d, i, false, row);
+        print_ernie_sample(in, &er, i, row);
+        flush_line(in);
+    }
+    ernie_close(&er);
+}
+
+static void
+put_ratio(struct inspector *in, const char *key, uint64_t a, uint64_t n,
+          double want)
+{
+    char b[1024];
+
+    snprintf(b, sizeof(b),
+             "%-24s %.4f  (%" PRIu64 "/%" PRIu64 "; settings: "
+             "%.4f)\n",
+             key, n ? (double)a / (double)n : 0.0, a, n, want);
+    puts_(in, b);
+}
+
+/* --stats N: the masking rate, the spread of masked run lengths, the
+ * 80/10/10 shares and the SOP swap rate over samples first..first+N-1,
+ * each next to what the settings imply. */
+static void
+print_ernie_stats(struct inspector *in, const struct sample_opts *so)
+{
+    const uint32_t k_max = so->max_ngrams;
+    uint64_t hist[DS_ERNIE_MAX_NGRAMS + 2] = { 0 }, n_runs = 0;
+    uint64_t plain = 0, masked = 0, shown[3] = { 0 }, swapped = 0;
+    double w[DS_ERNIE_MAX_NGRAMS + 1], w_sum = 0;
+    struct ernie er;
+    uint64_t row[3];
+    uint8_t *is_masked;
+    char b[160];
+
+    ernie_open(&er, in, so, true);
+    is_masked = calloc(so->seq_len, 1);
+    if (is_masked == NULL)
+        err(1, NULL);
+    for (uint64_t i = so->first; i < so->first + so->n_stats; i++) {
+        const struct ds_ernie_sample *s = &er.s, *r = &er.r;
+        uint32_t run = 0;
+
+        ernie_build(&er, in->d, i, true, row);
+        plain += s->n_tokens - 3; /* [CLS] A [SEP] B [SEP] */
+        masked += s->n_masked;
+        swapped += (uint64_t)s->is_random;
+        memset(is_masked, 0, so->seq_len);
+        for (uint32_t m = 0; m < s->n_masked; m++) {
+            int32_t pos = s->masked_positions[m];
+            int32_t shown_id = s->input_ids[pos];
+
+            is_masked[pos] = 1;
+            shown[shown_id == er.mask               ? 0
+                  : shown_id == s->masked_labels[m] ? 1
+                                                    : 2]++;
+        }
+        /* Runs of whole masked words, in words, from the stored ids: a
+         * "##" piece continues the word before it. */
+        for (uint32_t p = 0, m = 0; p <= s->n_tokens; p++) {
+            int32_t id = p < s->n_tokens ? r->input_ids[p] : er.sep;
+            bool cont;
+
+            if (m < r->n_masked && (uint32_t)r->masked_positions[m] == p)
+                id = r->masked_labels[m++];
+            cont = id != er.cls && id != er.sep &&
+                   strncmp(er.tokens[id], "##", 2) == 0;
+            if (cont)
+                continue;
+            if (p < s->n_tokens && is_masked[p]) {
+                run++;
+            } else if (run > 0) {
+                hist[run > k_max ? k_max + 1 : run]++;
+                n_runs++;
+                run = 0;
+            }
+        }
+    }
+    for (uint32_t k = 1; k <= k_max; k++)
+        w_sum += w[k] = 1.0 / k;
+    if (so->favor_longer)
+        for (uint32_t k = 1; k <= k_max / 2; k++) {
+            double t = w[k];
+
+            w[k] = w[k_max + 1 - k];
+            w[k_max + 1 - k] = t;
+        }
+    snprintf(b, sizeof(b),
+             "samples                  %" PRIu64 " (from %" PRIu64 ")\n",
+             so->n_stats, so->first);
+    puts_(in, b);
+    put_ratio(in, "masked / plain tokens", masked, plain, so->masked_lm_prob);
+    put_ratio(in, "shown as [MASK]", shown[0], masked, 0.8);
+    put_ratio(in, "kept", shown[1], masked, 0.1);
+    put_ratio(in, "random", shown[2], masked, 0.1);
+    put_ratio(in, "SOP swapped (is_random)", swapped, so->n_stats, 0.5);
+    puts_(in, "masked runs in words (adjacent n-grams count as one run):\n");
+    for (uint32_t k = 1; k <= k_max + 1; k++) {
+        if (k == k_max + 1 && hist[k] == 0)
+            break;
+        snprintf(b, sizeof(b), "%s%-3" PRIu32, k > k_max ? ">" : " ",
+                 k > k_max ? k_max : k);
+        put_ratio(in, b, hist[k], n_runs, k > k_max ? 0.0 : w[k] / w_sum);
+    }
+    ernie_close(&er);
+    free(is_masked);
+}
+
+static void
+print_samples(struct inspector *in, const struct sample_opts *so)
+{
+    if (so->kind == KIND_GPT)
+        print_gpt(in, so);
+    else if (so->n_stats > 0)
+        print_ernie_stats(in, so);
+    else
+        print_ernie(in, so);
+    flush_line(in);
+}
+
+/* ------------------------------------------------------------------------ */
 
 /* -t POS:COUNT */
 static void
@@ -625,19 +1126,54 @@ parse_range(const char *s, struct selection *sel)
     free(pos);
 }
 
+/* A probability in [0, 1]. */
+static double
+parse_prob(const char *s, const char *what)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (*s == '\0' || *end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+        warnx("invalid %s '%s': must be a number between 0 and 1", what, s);
+        usage();
+    }
+    return v;
+}
+
 int
 main(int argc, char **argv)
 {
     static const struct option longopts[] = {
+        { "cache-dir", required_argument, NULL, 'C' },
         { "document", required_argument, NULL, 'd' },
+        { "favor-longer", no_argument, NULL, 'F' },
+        { "first", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "json", no_argument, NULL, 'j' },
+        { "kind", required_argument, NULL, 'k' },
+        { "masked-lm-prob", required_argument, NULL, 'm' },
+        { "max-ngrams", required_argument, NULL, 'g' },
+        { "samples", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'e' },
         { "sentence", required_argument, NULL, 's' },
+        { "seq-len", required_argument, NULL, 'l' },
+        { "short-seq-prob", required_argument, NULL, 'P' },
+        { "split", required_argument, NULL, 'p' },
+        { "stats", required_argument, NULL, 'x' },
         { "tokens", required_argument, NULL, 't' },
         { "version", no_argument, NULL, 'V' },
         { "vocab", required_argument, NULL, 'v' },
+        { "which", required_argument, NULL, 'w' },
         { NULL, 0, NULL, 0 }
     };
+    static const char *const kinds[] = { "ernie", "gpt", NULL };
+    struct sample_opts so = { .split = "949,50,1",
+                              .seed = 1234,
+                              .masked_lm_prob = 0.15,
+                              .short_seq_prob = 0.1,
+                              .max_ngrams = 3 };
+    const char *seq_len = NULL;
+    int k;
     struct selection *sel;
     size_t n_sel = 0;
     struct decoder dec;
@@ -651,18 +1187,54 @@ main(int argc, char **argv)
     sel = calloc((size_t)argc, sizeof(*sel));
     if (sel == NULL)
         err(1, NULL);
-    while ((ch = getopt_long(argc, argv, "d:hjs:t:Vv:", longopts, NULL)) !=
-           -1) {
+    while ((ch = getopt_long(argc, argv, "C:d:e:Ff:g:hjk:l:m:n:P:p:s:t:Vv:w:x:",
+                             longopts, NULL)) != -1) {
         switch (ch) {
+        case 'C':
+            so.cache_dir = optarg;
+            break;
         case 'd':
             sel[n_sel].kind = 'd';
             sel[n_sel++].a = cli_parse_u64(optarg, 0, UINT64_MAX, "document");
+            break;
+        case 'e':
+            so.seed = cli_parse_u64(optarg, 0, INT32_MAX, "seed");
+            break;
+        case 'F':
+            so.favor_longer = true;
+            break;
+        case 'f':
+            so.first = cli_parse_u64(optarg, 0, UINT32_MAX, "first sample");
+            break;
+        case 'g':
+            so.max_ngrams = (uint32_t)cli_parse_u64(
+                optarg, 1, DS_ERNIE_MAX_NGRAMS, "max-ngrams");
             break;
         case 'h':
             help();
             break;
         case 'j':
             json = true;
+            break;
+        case 'k':
+            if ((k = cli_parse_choice(optarg, "kind", kinds)) < 0)
+                usage();
+            so.kind = (enum kind)k;
+            break;
+        case 'l':
+            seq_len = optarg;
+            break;
+        case 'm':
+            so.masked_lm_prob = parse_prob(optarg, "masked-lm-prob");
+            break;
+        case 'n':
+            so.n_samples = cli_parse_u64(optarg, 1, UINT32_MAX, "samples");
+            break;
+        case 'P':
+            so.short_seq_prob = parse_prob(optarg, "short-seq-prob");
+            break;
+        case 'p':
+            so.split = optarg;
             break;
         case 's':
             sel[n_sel].kind = 's';
@@ -679,6 +1251,14 @@ main(int argc, char **argv)
         case 'v':
             vocab = optarg;
             break;
+        case 'w':
+            if ((k = cli_parse_choice(optarg, "split part", split_names)) < 0)
+                usage();
+            so.which = k;
+            break;
+        case 'x':
+            so.n_stats = cli_parse_u64(optarg, 1, UINT32_MAX, "stats samples");
+            break;
         default:
             usage();
         }
@@ -690,21 +1270,52 @@ main(int argc, char **argv)
                         : "one dataset at a time");
         usage();
     }
+    if (so.n_samples > 0 || so.n_stats > 0) {
+        if (n_sel > 0 || json || (so.n_samples > 0 && so.n_stats > 0)) {
+            warnx("-n or -x goes alone: not with -d, -s, -t, -j or each "
+                  "other");
+            usage();
+        }
+        if (so.kind == KIND_GPT && so.n_stats > 0) {
+            warnx("-x (--stats) is for --kind ernie");
+            usage();
+        }
+        if (so.kind == KIND_ERNIE && vocab == NULL) {
+            warnx("ERNIE samples need the vocab: give -v vocab.txt");
+            usage();
+        }
+        /* ERNIE: [CLS] A [SEP] B [SEP] with A and B one token each at
+         * least. */
+        so.seq_len =
+            seq_len == NULL
+                ? (so.kind == KIND_GPT ? 1024 : 512)
+                : (uint32_t)cli_parse_u64(seq_len, so.kind == KIND_GPT ? 1 : 5,
+                                          INT32_MAX - 1, "seq-len");
+    }
 
     if (ds_open(&d, argv[0], &e) < 0)
         errx(1, "%s", e.msg);
     memset(&in, 0, sizeof(in));
     in.d = d;
+    in.prefix = argv[0];
     in.json = json;
     tok_buf_init(&in.text);
     if (vocab != NULL) {
         decoder_load(&dec, vocab);
         in.dec = &dec;
+        if (so.kind == KIND_ERNIE && (so.n_samples || so.n_stats) &&
+            dec.vocab == NULL)
+            errx(1,
+                 "ERNIE samples need a WordPiece vocab.txt, not the BPE "
+                 "'%s'",
+                 vocab);
     }
     in.ids = malloc((CHUNK_TOKENS + 1) * sizeof(*in.ids));
     if (in.ids == NULL)
         err(1, NULL);
-    if (n_sel == 0) {
+    if (so.n_samples > 0 || so.n_stats > 0) {
+        print_samples(&in, &so);
+    } else if (n_sel == 0) {
         print_counts(&in, argv[0]);
         flush_line(&in);
     }
