@@ -529,6 +529,153 @@ int ds_gpt_cache_hash(const struct ds_gpt_cache *c, uint64_t num_samples,
 int ds_gpt_sample(const struct ds_gpt *g, const struct ds_dataset *d,
                   uint64_t i, int32_t *tokens, struct ds_err *err);
 
+/* ------------------------------------------------------------------------ */
+/* Training datasets                                                         */
+/*
+ * What the trainer reads: PaddleNLP's build_train_valid_test_datasets
+ * (ernie-data.md 7.2) over one corpus or a weighted list of corpora.  Each
+ * corpus is split by document (ds_split_indices), each split gets its
+ * samples (ERNIE: ds_mapping_get; GPT: ds_gpt_build), and with a weight
+ * list the splits are blended (ds_blend_*) as PaddleNLP blends them.  An
+ * open corpus list is immutable: any number of threads may fetch samples
+ * from it at once, each into its own struct ds_sample.
+ */
+
+enum ds_split { DS_SPLIT_TRAIN = 0, DS_SPLIT_VALID = 1, DS_SPLIT_TEST = 2 };
+
+enum ds_corpus_kind { DS_CORPUS_ERNIE = 0, DS_CORPUS_GPT = 1 };
+
+struct ds_corpus_opts {
+    enum ds_corpus_kind kind;
+    const char *split;          /* --split, e.g. "949,50,1"; NULL: that one */
+    uint32_t max_seq_len;       /* ERNIE: the padded length; GPT: seq_len */
+    uint64_t seed;              /* --seed (ERNIE: < 2^31; GPT: < 2^32) */
+    double short_seq_prob;      /* ERNIE only, in [0, 1] */
+    uint64_t n_samples[3];      /* requested train/valid/test counts (8.3) */
+    const char *cache_dir;      /* NULL: PaddleNLP's places (see below) */
+    struct ds_ernie_opts ernie; /* ERNIE only; max_seq_len, seed ignored */
+};
+
+/* A list of corpora opened for training. */
+struct ds_corpus;
+
+/* ds_corpus_open: open the corpora of spec and build every split.
+ *
+ * spec is PaddleNLP's --input_dir list: one prefix ("data/wudao"), or
+ * "w1 prefix1 w2 prefix2 ..." separated by blanks, weights positive
+ * decimal numbers (prefixes cannot contain blanks).  With a single prefix
+ * each split is that corpus's samples.  With a weight list (even of one
+ * pair) the weights are normalized (sequential sum), corpus i is built
+ * with ceil(n_samples[k] * w_i * 1.005) samples for split k, and split k
+ * is the blend (ds_blend_build, weights normalized again) of the corpora's
+ * split k, of size: ERNIE, the sum of their mapping lengths; GPT,
+ * n_samples[k] (PaddleNLP's causal_dataset).  Blended sample s is sample
+ * dataset_sample_index[s] of corpus dataset_index[s], which also seeds
+ * its ERNIE masking.
+ *
+ * Each corpus is split as ds_split_indices(split, D) with D its documents
+ * (ERNIE) or its items (GPT, where every item is a document).  A split
+ * without documents has no dataset, as in PaddleNLP: its count is 0 and
+ * ds_corpus_sample() on it returns DS_ERANGE; in a blend, a split present
+ * in some corpora and missing from others is an error (PaddleNLP fails an
+ * assertion there).  A split requested with 0 samples is not built either
+ * (count 0; PaddleNLP raises "Need to specify either max_num_samples or
+ * num_epochs").
+ *
+ * ERNIE: the mapping is ds_mapping_get() with max_num_samples
+ * n_samples[k], unbounded epochs, L = max_seq_len - 3, min_num_sent 2
+ * with ernie.binary_head else 1, cached as "<prefix>_<split>_indexmap_..."
+ * beside the data, or in cache_dir under the prefix's base name.  As in
+ * build_mapping, a document with two or more sentences one of which is
+ * longer than 512 tokens yields no sample (ds_corpus_n_skipped() counts
+ * those, and the documents with too few sentences); a sentence longer
+ * than max_seq_len - 3 in a kept document is cut by the truncation (the
+ * sample's `truncated`).  vocab_tokens, n_tokens and n_base are as for
+ * ds_ernie_ctx_new().  GPT: ds_gpt_build() with seq_len = max_seq_len,
+ * cached in cache_dir or dirname(prefix)/index-cache; vocab_tokens may
+ * be NULL.
+ *
+ * Free with ds_corpus_close().  Returns 0; DS_EINVAL (a bad spec: a
+ * missing prefix after a weight, a weight that is not a positive number,
+ * an empty spec; a bad option; a split string ds_split_indices()
+ * rejects; a split in some corpora only; every document of a split
+ * skipped; err names the corpus and split); DS_EIO or DS_EFORMAT (a
+ * dataset file, from ds_open(); a cache that cannot be written);
+ * DS_ERANGE; DS_ENOMEM. */
+int ds_corpus_open(struct ds_corpus **out, const char *spec,
+                   const struct ds_corpus_opts *opts,
+                   const char *const *vocab_tokens, size_t n_tokens,
+                   size_t n_base, struct ds_err *err);
+
+/* ds_corpus_close: close the datasets and free; NULL is a no-op. */
+void ds_corpus_close(struct ds_corpus *c);
+
+/* ds_corpus_n_samples: the samples of split `which` (0 for a split that
+ * has no dataset). */
+uint64_t ds_corpus_n_samples(const struct ds_corpus *c, enum ds_split which);
+
+/* ds_corpus_n_corpora: the number of prefixes in the spec. */
+size_t ds_corpus_n_corpora(const struct ds_corpus *c);
+
+/* ds_corpus_n_skipped: ERNIE: the documents of corpus i's split that
+ * yield no sample (too few sentences, or a sentence over 512 tokens);
+ * GPT: 0. */
+uint64_t ds_corpus_n_skipped(const struct ds_corpus *c, size_t i,
+                             enum ds_split which);
+
+/* ds_corpus_n_built: how many of the per-corpus split indexes were built
+ * by ds_corpus_open() rather than read from the cache. */
+size_t ds_corpus_n_built(const struct ds_corpus *c);
+
+/* One fetched sample, in buffers the caller owns (one per thread, reused
+ * for every sample).  kind says which part is filled. */
+struct ds_sample {
+    enum ds_corpus_kind kind;
+    struct ds_ernie_sample ernie; /* ERNIE; is_random is the SOP label */
+    int32_t *tokens;              /* GPT: n_tokens = max_seq_len + 1 ids */
+    uint32_t n_tokens;
+    uint32_t corpus;       /* the corpus it came from (0 if one) */
+    uint64_t corpus_index; /* its index in that corpus's split */
+};
+
+/* ds_sample_init: allocate s's buffers for c.  Returns 0 or DS_ENOMEM (s
+ * may then be released). */
+int ds_sample_init(struct ds_sample *s, const struct ds_corpus *c,
+                   struct ds_err *err);
+
+/* ds_sample_release: free s's buffers and zero it; harmless twice. */
+void ds_sample_release(struct ds_sample *s);
+
+/* ds_corpus_sample: sample i of split `which` into out (made by
+ * ds_sample_init() for c).  No allocation; thread-safe for distinct out.
+ * Returns 0; DS_ERANGE (i >= ds_corpus_n_samples(), or a blended sample
+ * past its corpus's samples, 7.4's missing wrap-around); the errors of
+ * ds_ernie_sample_build() and ds_gpt_sample(). */
+int ds_corpus_sample(const struct ds_corpus *c, enum ds_split which, uint64_t i,
+                     struct ds_sample *out, struct ds_err *err);
+
+/* A reading position: what the trainer checkpoints.  It counts samples
+ * consumed by all data-parallel ranks together, so it stays valid when
+ * the number of ranks changes.  After every micro-step (each rank having
+ * read one micro-batch) consumed_samples grows by micro_batch * dp_world;
+ * PaddleNLP resumes training at global_batch_size * global_step. */
+struct ds_position {
+    uint64_t consumed_samples;
+    enum ds_split split;
+};
+
+/* ds_corpus_batch_indices: the global sample indices of rank dp_rank's
+ * next micro-batch, PaddleNLP's DistributedBatchSampler order (7.8): the
+ * stream from consumed_samples is cut into chunks of micro_batch *
+ * dp_world and rank r takes [r * micro_batch, (r + 1) * micro_batch) of
+ * the first chunk, into indices[0..micro_batch).  Returns 0; DS_EINVAL
+ * (dp_world or micro_batch 0, dp_rank >= dp_world); DS_ERANGE when the
+ * chunk passes the split's end (drop_last: the epoch is over). */
+int ds_corpus_batch_indices(const struct ds_corpus *c,
+                            const struct ds_position *pos, uint32_t dp_rank,
+                            uint32_t dp_world, uint32_t micro_batch,
+                            uint64_t *indices, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif
