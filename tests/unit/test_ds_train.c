@@ -8,6 +8,7 @@
  * DistributedBatchSampler order across a change of data-parallel ranks.
  * Files go to a fresh directory under $TMPDIR (default /tmp).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -705,6 +706,69 @@ test_corpus_position_resume(void)
     ds_corpus_close(NULL);
 }
 
+/* A checksum of every train sample, fetched by one thread into its own
+ * buffers. */
+struct sum_job {
+    const struct ds_corpus *c;
+    uint64_t sum;
+    int failed;
+};
+
+static void *
+sum_samples(void *arg)
+{
+    struct sum_job *j = (struct sum_job *)arg;
+    struct ds_sample s;
+    uint64_t n = ds_corpus_n_samples(j->c, DS_SPLIT_TRAIN);
+
+    if (ds_sample_init(&s, j->c, NULL) < 0) {
+        j->failed = 1;
+        return NULL;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (ds_corpus_sample(j->c, DS_SPLIT_TRAIN, i, &s, NULL) < 0) {
+            j->failed = 1;
+            continue;
+        }
+        for (uint32_t k = 0; k < s.ernie.n_tokens; k++)
+            j->sum = j->sum * 31 + (uint64_t)s.ernie.input_ids[k];
+        for (uint32_t k = 0; k < s.ernie.n_masked; k++)
+            j->sum = j->sum * 37 + (uint64_t)s.ernie.masked_labels[k];
+        j->sum = j->sum * 3 + (uint64_t)s.ernie.is_random;
+    }
+    ds_sample_release(&s);
+    return NULL;
+}
+
+static void
+test_corpus_threads(void)
+{
+    char pfx[4200], cache[4200];
+    struct ds_corpus_opts o = ernie_opts(tmp_path(cache, sizeof(cache), "ct"));
+    struct ds_corpus *c = NULL;
+    struct sum_job serial = { NULL, 0, 0 }, jobs[4];
+    pthread_t t[4];
+
+    CHECK(write_corpus(pfx, sizeof(pfx), "t", 40, 2, 4, 81, 0, 0) != NULL);
+    CHECK_EQ_INT(ds_corpus_open(&c, pfx, &o, vocab, VOCAB_N, VOCAB_N, NULL), 0);
+    if (c == NULL)
+        return;
+    serial.c = c;
+    sum_samples(&serial);
+    CHECK(!serial.failed);
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = serial;
+        jobs[i].sum = 0;
+        CHECK_EQ_INT(pthread_create(&t[i], NULL, sum_samples, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(!jobs[i].failed);
+        CHECK_EQ_INT(jobs[i].sum, serial.sum);
+    }
+    ds_corpus_close(c);
+}
+
 static void
 test_init(void)
 {
@@ -715,4 +779,5 @@ TESTS(ds_train, TEST(test_init), TEST(test_corpus_ernie_samples),
       TEST(test_corpus_ernie_cache_reuse), TEST(test_corpus_gpt_samples),
       TEST(test_corpus_blend), TEST(test_corpus_blend_gpt),
       TEST(test_corpus_errors_spec), TEST(test_corpus_errors_splits),
-      TEST(test_corpus_long_sentences), TEST(test_corpus_position_resume))
+      TEST(test_corpus_long_sentences), TEST(test_corpus_position_resume),
+      TEST(test_corpus_threads))
