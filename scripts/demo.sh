@@ -7,7 +7,8 @@
 # WikiText-2, the merge) -> raw documents -> segment (jieba words,
 # sentences) -> json-pack (JSONL) -> tokenize (WordPiece ids) ->
 # create-pretraining-data (sentences with whole-word marks into
-# <prefix>.bin/.idx) -> dataset-inspect.  The trainer joins when it lands.
+# <prefix>.bin/.idx) -> dataset-inspect (counts, text, ERNIE training
+# samples).  The trainer joins when it lands.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
@@ -65,6 +66,9 @@ ls -l "$OUT/sample.bin" "$OUT/sample.idx"
 step "dataset-inspect: the counts, and document 0 as text (## marks whole words)"
 "$BUILD/dataset-inspect" "$OUT/sample"
 "$BUILD/dataset-inspect" -v "$VOCAB" -d 0 "$OUT/sample" | cut -c 1-160
+
+step "dataset-inspect --samples: ERNIE training samples (SOP pair, whole-word masks {label>shown}), as the trainer will read them"
+"$BUILD/dataset-inspect" --samples 2 -l 64 -v "$VOCAB" "$OUT/sample"
 
 n_ids=$(wc -w < "$OUT/corpus.ids")
 n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx "$UNK" || true)
