@@ -415,8 +415,13 @@ int ds_mapping_load(struct ds_mapping **out, const char *path,
 /* ds_mapping_get: ds_mapping_load() of ds_mapping_cache_name(prefix,
  * split, p) if it is valid, else ds_mapping_build() and ds_mapping_save()
  * (replacing a stale or corrupt file).  *built says which (may be NULL).
- * Processes racing on one name each write the same bytes; the rename
- * keeps the file whole.  Returns as the two calls. */
+ * The build happens once per node: a miss takes an exclusive flock(2) on
+ * "<name>.lock" (created 0644, never deleted), loads again (another
+ * process may have just built it) and builds and saves only if still
+ * missing or stale; processes that waited load its file (*built 0).
+ * Where no lock can be had (directory not writable, flock() failing with
+ * ENOLCK or EOPNOTSUPP), each builds unlocked, and the rename keeps the
+ * file whole.  Returns as the two calls. */
 int ds_mapping_get(struct ds_mapping **out, const char *prefix,
                    const char *split, const int64_t *docs, size_t n_docs,
                    const int32_t *sizes, size_t n_sizes,
@@ -489,6 +494,12 @@ struct ds_gpt_cache {
  * and the parameters are read (see ds_gpt_from_cache()); otherwise, or if
  * they are corrupt or stale, the arrays are built and written there, each
  * file as a temporary renamed into place (the directory is created).
+ * Once per node: a miss takes an exclusive flock(2) on "<md5>.dsc.lock"
+ * (created 0644, never deleted), reads the cache again and builds only if
+ * it is still missing or stale; processes that waited read the files the
+ * first one wrote (ds_gpt_from_cache() 1).  Where no lock can be had
+ * (directory not writable, flock() failing with ENOLCK or EOPNOTSUPP),
+ * each builds unlocked, as ds_mapping_get().
  * Returns 0; DS_EINVAL (no documents, no tokens, seq_len 0, seed past
  * 2^32 - 1, an incomplete cache struct); DS_ERANGE (a document past d, or
  * more epochs or samples than PaddleNLP's int32 arrays hold); DS_EIO (the

@@ -11,7 +11,8 @@
  * The three arrays are cached under PaddleNLP 2.8's names (an md5 of its
  * description text, 5.6) and in np.save's format, so that either side
  * reuses the other's files; each file is written as a temporary and
- * renamed.
+ * renamed, by one process of the node at a time (a flock on a lock file
+ * beside the .dsc, ds_cache_lock()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -605,11 +606,44 @@ out:
     return rc;
 }
 
+/* Read the cache into g if its four files are there, whole and fresh. */
+static bool
+cache_try_load(struct ds_gpt *g, const struct ds_dataset *d,
+               const struct cache_names *cn)
+{
+    for (int i = 0; i < 4; i++)
+        if (access(cn->path[i], F_OK) != 0)
+            return false;
+    return cache_load(g, d, cn, NULL) == 0;
+}
+
+/* os.makedirs(data_cache_dir, exist_ok=True), one level: the directory
+ * of path. */
+static int
+cache_mkdir(const char *path, struct ds_err *err)
+{
+    char *dir = ds_path_cat(path, "", NULL), *slash;
+    int rc = 0;
+
+    if (dir == NULL)
+        return ds_err_nomem(err);
+    slash = strrchr(dir, '/');
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+            rc = ds_err_set(err, DS_EIO,
+                            "cannot create the cache directory '%s': %s", dir,
+                            strerror(errno));
+    }
+    free(dir);
+    return rc;
+}
+
 static int
 cache_store(const struct ds_gpt *g, const struct cache_names *cn,
             struct ds_err *err)
 {
-    char shape[64], *dir, *slash;
+    char shape[64];
     uint64_t S = g->n_samples, n_doc = g->n_epochs * g->n_docs;
     struct ds_wfile f;
     char *tmp;
@@ -617,22 +651,8 @@ cache_store(const struct ds_gpt *g, const struct cache_names *cn,
     uint32_t *u32 = NULL;
     int rc;
 
-    /* os.makedirs(data_cache_dir, exist_ok=True), one level. */
-    dir = ds_path_cat(cn->path[0], "", NULL);
-    if (dir == NULL)
-        return ds_err_nomem(err);
-    slash = strrchr(dir, '/');
-    if (slash != NULL && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-            rc = ds_err_set(err, DS_EIO,
-                            "cannot create the cache directory '%s': %s", dir,
-                            strerror(errno));
-            free(dir);
-            return rc;
-        }
-    }
-    free(dir);
+    if ((rc = cache_mkdir(cn->path[0], err)) < 0)
+        return rc;
     /* .dsc first, shuffle_idx last: PaddleNLP's other ranks wait for the
      * three arrays and load shuffle_idx to see that it is complete. */
     if ((tmp = ds_tmp_name(cn->path[0])) == NULL)
@@ -686,7 +706,7 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
     uint64_t tpe = 0, total, n_items = ds_dataset_n_sentences(d);
     struct cache_names cn;
     struct ds_gpt *g;
-    int rc;
+    int rc, lock = -1;
 
     *out = NULL;
     if (n_docs == 0)
@@ -753,10 +773,20 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
             free(g);
             return rc;
         }
-        bool all = true;
-        for (int i = 0; i < 4; i++)
-            all = all && access(cn.path[i], F_OK) == 0;
-        if (all && cache_load(g, d, &cn, NULL) == 0) {
+        if (cache_try_load(g, d, &cn)) {
+            g->from_cache = true;
+            cache_names_release(&cn);
+            *out = g;
+            return 0;
+        }
+        /* Build once per node, under "<md5>.dsc.lock": the processes that
+         * wait load what the first one wrote.  Without a lock (the
+         * directory cannot be written, or flock() is not supported), each
+         * builds, and cache_store() reports what it cannot write. */
+        (void)cache_mkdir(cn.path[0], NULL);
+        lock = ds_cache_lock(cn.path[0]);
+        if (lock >= 0 && cache_try_load(g, d, &cn)) {
+            ds_cache_unlock(lock);
             g->from_cache = true;
             cache_names_release(&cn);
             *out = g;
@@ -766,8 +796,10 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
     rc = gpt_compute(g, d, documents, num_samples, seed, err);
     if (rc == 0 && cache != NULL)
         rc = cache_store(g, &cn, err);
-    if (cache != NULL)
+    if (cache != NULL) {
+        ds_cache_unlock(lock);
         cache_names_release(&cn);
+    }
     if (rc < 0) {
         ds_gpt_free(g);
         return rc;

@@ -274,4 +274,17 @@ void ds_unmap(struct ds_map *m);
 /* ds_fsync_dir: fsync the directory that holds path (best effort). */
 void ds_fsync_dir(const char *path);
 
+/* ds_cache_lock: an exclusive flock(2) on "<path>.lock" (created 0644 if
+ * missing, never deleted: deleting a lock file races with its next user),
+ * waiting while another process holds it, so that the processes of one
+ * node building the same cache build it once.  Returns the lock's
+ * descriptor, or -1 where no lock can be had (the directory is not
+ * writable, flock() fails with ENOLCK or EOPNOTSUPP as on some network
+ * file systems, no memory): the caller then goes on unlocked, as before
+ * there was a lock, and temp + rename keeps the cache whole. */
+int ds_cache_lock(const char *path);
+
+/* ds_cache_unlock: release a ds_cache_lock() descriptor; -1 is fine. */
+void ds_cache_unlock(int fd);
+
 #endif /* DS_INT_H */

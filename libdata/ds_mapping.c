@@ -557,7 +557,7 @@ ds_mapping_get(struct ds_mapping **out, const char *prefix, const char *split,
                struct ds_err *err)
 {
     char *name = ds_mapping_cache_name(prefix, split, p);
-    int rc;
+    int rc, lock;
 
     *out = NULL;
     if (name == NULL)
@@ -568,6 +568,15 @@ ds_mapping_get(struct ds_mapping **out, const char *prefix, const char *split,
         free(name);
         return 0;
     }
+    /* Build once per node: the processes that wait here load what the
+     * first one wrote.  Without a lock, each builds and renames. */
+    lock = ds_cache_lock(name);
+    if (lock >= 0 &&
+        ds_mapping_load(out, name, docs, n_docs, n_sizes, p, NULL) == 0) {
+        ds_cache_unlock(lock);
+        free(name);
+        return 0;
+    }
     if (built)
         *built = 1;
     rc = ds_mapping_build(out, docs, n_docs, sizes, n_sizes, p, err);
@@ -575,6 +584,7 @@ ds_mapping_get(struct ds_mapping **out, const char *prefix, const char *split,
         ds_mapping_free(*out);
         *out = NULL;
     }
+    ds_cache_unlock(lock);
     free(name);
     return rc;
 }

@@ -5,13 +5,17 @@
  * paddlenlp.data.causal_dataset's own functions (PaddleNLP 2.8.1, numpy
  * 1.26, tool_helpers' build_sample_idx), one with the separate last epoch;
  * every window's tokens; the cache name's md5; the cache written, read
- * back, and rebuilt when truncated; the argument errors.  Files go to a
+ * back, and rebuilt when truncated; built once by 4 processes that ask
+ * for it at once, and unlocked where no lock can be had; the argument
+ * errors.  Files go to a
  * fresh directory under $TMPDIR (default /tmp), removed at the end.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../harness.h"
@@ -256,6 +260,161 @@ out:
     ds_close(d);
 }
 
+#define N_RACE 4
+
+/* What one racing process saw: the three arrays, if they fit. */
+struct race_rec {
+    int rc, from_cache;
+    uint64_t n_doc, n_rows, n_shuf;
+    int32_t doc[64], sample[2 * 64];
+    uint64_t shuf[64];
+};
+
+static void
+race_child(const struct ds_dataset *d, const struct ds_gpt_cache *c, int go,
+           int res)
+{
+    struct race_rec r;
+    struct ds_gpt *g = NULL;
+    char ch;
+
+    memset(&r, 0, sizeof(r));
+    /* all start when the parent closes the pipe's other end */
+    if (read(go, &ch, 1) != 0)
+        _exit(2);
+    r.rc = ds_gpt_build(&g, d, docs, 5, 20, 4, 5, c, NULL);
+    if (g != NULL) {
+        const int32_t *a = ds_gpt_doc_idx(g, &r.n_doc),
+                      *b = ds_gpt_sample_idx(g, &r.n_rows);
+        const uint64_t *s = ds_gpt_shuffle_idx(g, &r.n_shuf);
+
+        r.from_cache = ds_gpt_from_cache(g);
+        if (r.n_doc <= 64 && r.n_rows <= 64 && r.n_shuf <= 64) {
+            memcpy(r.doc, a, r.n_doc * sizeof(int32_t));
+            memcpy(r.sample, b, 2 * r.n_rows * sizeof(int32_t));
+            memcpy(r.shuf, s, r.n_shuf * sizeof(uint64_t));
+        }
+    }
+    ds_gpt_free(g);
+    /* one write under PIPE_BUF: atomic; _exit: no atexit cleanup */
+    _exit(write(res, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3);
+}
+
+static void
+test_gpt_cache_race(void)
+{
+    struct ds_dataset *d = open_fixture();
+    struct ds_gpt *ref = NULL;
+    char dir[4200], lock[4400], h[33];
+    struct ds_gpt_cache c = { dir, "p", "train", "949,50,1" };
+    int go[2], res[2], n_built = 0, n_ok = 0;
+    pid_t pid[N_RACE];
+    uint64_t n_doc = 0, n_rows = 0, n_shuf = 0;
+    const int32_t *doc, *sample;
+    const uint64_t *shuf;
+
+    if (d == NULL)
+        return;
+    snprintf(dir, sizeof(dir), "%s/race", tmp_root);
+    CHECK_EQ_INT(ds_gpt_build(&ref, d, docs, 5, 20, 4, 5, NULL, NULL), 0);
+    if (ref == NULL || pipe(go) < 0 || pipe(res) < 0) {
+        ds_gpt_free(ref);
+        ds_close(d);
+        SKIP("no reference or no pipe");
+    }
+    doc = ds_gpt_doc_idx(ref, &n_doc);
+    sample = ds_gpt_sample_idx(ref, &n_rows);
+    shuf = ds_gpt_shuffle_idx(ref, &n_shuf);
+    CHECK(n_doc <= 64 && n_rows <= 64 && n_shuf <= 64);
+    fflush(NULL);
+    for (int i = 0; i < N_RACE; i++) {
+        if ((pid[i] = fork()) == 0) {
+            close(go[1]);
+            close(res[0]);
+            race_child(d, &c, go[0], res[1]);
+        }
+        CHECK(pid[i] > 0);
+    }
+    close(go[0]);
+    close(res[1]);
+    close(go[1]);
+    for (int i = 0; i < N_RACE; i++) {
+        struct race_rec r;
+
+        if (read(res[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
+            break;
+        n_ok++;
+        CHECK_EQ_INT(r.rc, 0);
+        CHECK_EQ_INT(r.n_doc, n_doc);
+        CHECK_EQ_INT(r.n_rows, n_rows);
+        CHECK_EQ_INT(r.n_shuf, n_shuf);
+        if (r.n_doc == n_doc && r.n_rows == n_rows && r.n_shuf == n_shuf &&
+            n_doc <= 64 && n_rows <= 64 && n_shuf <= 64) {
+            CHECK_EQ_MEM(r.doc, doc, n_doc * sizeof(int32_t));
+            CHECK_EQ_MEM(r.sample, sample, 2 * n_rows * sizeof(int32_t));
+            CHECK_EQ_MEM(r.shuf, shuf, n_shuf * sizeof(uint64_t));
+        }
+        n_built += !r.from_cache;
+    }
+    close(res[0]);
+    for (int i = 0; i < N_RACE; i++) {
+        int st = -1;
+
+        if (pid[i] > 0)
+            CHECK(waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) &&
+                  WEXITSTATUS(st) == 0);
+    }
+    CHECK_EQ_INT(n_ok, N_RACE);
+    CHECK_EQ_INT(n_built, 1);
+    ds_gpt_cache_hash(&c, 20, 4, 5, h);
+    snprintf(lock, sizeof(lock), "%s/%s.dsc.lock", dir, h);
+    CHECK(access(lock, F_OK) == 0); /* left in place */
+    ds_gpt_free(ref);
+    ds_close(d);
+}
+
+/* Where no lock can be had the arrays are built unlocked and cached; a
+ * valid cache is read without a lock. */
+static void
+test_gpt_cache_no_lock(void)
+{
+    struct ds_dataset *d = open_fixture();
+    struct ds_gpt *g = NULL, *g2 = NULL;
+    char dir[4200], lock[4400], h[33];
+    struct ds_gpt_cache c = { dir, "p", "train", "949,50,1" };
+
+    if (d == NULL)
+        return;
+    snprintf(dir, sizeof(dir), "%s/nolock", tmp_root);
+    CHECK_EQ_INT(mkdir(dir, 0777), 0);
+    ds_gpt_cache_hash(&c, 20, 4, 5, h);
+    snprintf(lock, sizeof(lock), "%s/%s.dsc.lock", dir, h);
+    /* a lock file that cannot be opened, even by root */
+    CHECK_EQ_INT(symlink("/nonexistent/dir/lock", lock), 0);
+    CHECK_EQ_INT(ds_gpt_build(&g, d, docs, 5, 20, 4, 5, &c, NULL), 0);
+    CHECK_EQ_INT(ds_gpt_build(&g2, d, docs, 5, 20, 4, 5, &c, NULL), 0);
+    if (g != NULL && g2 != NULL) {
+        CHECK_EQ_INT(ds_gpt_from_cache(g), 0);
+        CHECK_EQ_INT(ds_gpt_from_cache(g2), 1);
+        same_arrays(g, g2);
+    }
+    ds_gpt_free(g2);
+    g2 = NULL;
+    /* A read-only directory: the valid cache is read, no lock made. */
+    unlink(lock);
+    CHECK_EQ_INT(chmod(dir, 0555), 0);
+    CHECK_EQ_INT(ds_gpt_build(&g2, d, docs, 5, 20, 4, 5, &c, NULL), 0);
+    if (g != NULL && g2 != NULL) {
+        CHECK_EQ_INT(ds_gpt_from_cache(g2), 1);
+        same_arrays(g, g2);
+    }
+    CHECK(access(lock, F_OK) != 0);
+    chmod(dir, 0755);
+    ds_gpt_free(g);
+    ds_gpt_free(g2);
+    ds_close(d);
+}
+
 static void
 test_gpt_errors(void)
 {
@@ -290,4 +449,5 @@ test_gpt_errors(void)
 
 TESTS(ds_gpt, TEST(test_gpt_one_epoch), TEST(test_gpt_separate_last_epoch),
       TEST(test_gpt_cache_hash), TEST(test_gpt_cache_round_trip),
+      TEST(test_gpt_cache_race), TEST(test_gpt_cache_no_lock),
       TEST(test_gpt_errors))

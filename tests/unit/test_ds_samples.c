@@ -4,12 +4,16 @@
  * MT19937 / MT19937-64 vectors and numpy RandomState draws of spec 7.1,
  * the split_indices, build_mapping and build_blending_indices vectors of
  * spec 10b (produced by PaddleNLP's own code), the cache file's name,
- * round trip, and its refusal of truncated, corrupt and stale files.
+ * round trip, and its refusal of truncated, corrupt and stale files; the
+ * cache built once by 4 processes that ask for it at once, and built
+ * unlocked where no lock can be had.
  * Files go to a fresh directory under $TMPDIR (default /tmp).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../harness.h"
@@ -286,6 +290,145 @@ test_mapping_cache(void)
     rmdir(dir);
 }
 
+#define N_RACE 4
+
+/* What one racing process saw. */
+struct race_rec {
+    int rc, built;
+    uint64_t n;
+    uint32_t rows[20][3];
+};
+
+static void
+test_mapping_cache_race(void)
+{
+    char dir[] = "/tmp/test_ds_samples.XXXXXX", prefix[64], *name;
+    int go[2], res[2], n_built = 0, n_ok = 0;
+    pid_t pid[N_RACE];
+
+    if (mkdtemp(dir) == NULL)
+        SKIP("mkdtemp failed");
+    if (pipe(go) < 0 || pipe(res) < 0)
+        SKIP("pipe failed");
+    snprintf(prefix, sizeof(prefix), "%s/wudao", dir);
+    for (int i = 0; i < N_RACE; i++) {
+        if ((pid[i] = fork()) == 0) {
+            struct race_rec r;
+            struct ds_mapping *m = NULL;
+            char c;
+
+            memset(&r, 0, sizeof(r));
+            close(go[1]);
+            close(res[0]);
+            /* all start when the parent closes go[1] */
+            if (read(go[0], &c, 1) != 0)
+                _exit(2);
+            r.rc = ds_mapping_get(&m, prefix, "train", v_docs, 6, v_sizes, 15,
+                                  &v_p1, &r.built, NULL);
+            if (m != NULL) {
+                r.n = ds_mapping_n(m);
+                if (r.n == 20)
+                    memcpy(r.rows, ds_mapping_rows(m), sizeof(r.rows));
+            }
+            ds_mapping_free(m);
+            /* one write under PIPE_BUF: atomic */
+            _exit(write(res[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3);
+        }
+        CHECK(pid[i] > 0);
+    }
+    close(go[0]);
+    close(res[1]);
+    close(go[1]);
+    for (int i = 0; i < N_RACE; i++) {
+        struct race_rec r;
+
+        if (read(res[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
+            break;
+        n_ok++;
+        CHECK_EQ_INT(r.rc, 0);
+        CHECK_EQ_INT(r.n, 20);
+        CHECK_EQ_MEM(r.rows, v_map1, sizeof(v_map1));
+        n_built += r.built;
+    }
+    close(res[0]);
+    for (int i = 0; i < N_RACE; i++) {
+        int st = -1;
+
+        if (pid[i] > 0)
+            CHECK(waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) &&
+                  WEXITSTATUS(st) == 0);
+    }
+    CHECK_EQ_INT(n_ok, N_RACE);
+    CHECK_EQ_INT(n_built, 1);
+
+    name = ds_mapping_cache_name(prefix, "train", &v_p1);
+    if (name != NULL) {
+        char lock[128];
+
+        snprintf(lock, sizeof(lock), "%s.lock", name);
+        CHECK(access(lock, F_OK) == 0); /* left in place */
+        unlink(lock);
+        unlink(name);
+        free(name);
+    }
+    rmdir(dir);
+}
+
+/* Where no lock can be had the cache is built unlocked; a valid cache is
+ * read without one (a read-only cache directory). */
+static void
+test_mapping_cache_no_lock(void)
+{
+    char dir[] = "/tmp/test_ds_samples.XXXXXX", prefix[64], lock[160];
+    struct ds_mapping *m = NULL;
+    struct ds_err e;
+    char *name;
+    int built = -1;
+
+    if (mkdtemp(dir) == NULL)
+        SKIP("mkdtemp failed");
+    snprintf(prefix, sizeof(prefix), "%s/wudao", dir);
+    name = ds_mapping_cache_name(prefix, "train", &v_p1);
+    if (name == NULL)
+        SKIP("out of memory");
+    snprintf(lock, sizeof(lock), "%s.lock", name);
+    /* a lock file that cannot be opened, even by root */
+    CHECK_EQ_INT(symlink("/nonexistent/dir/lock", lock), 0);
+    CHECK_EQ_INT(ds_mapping_get(&m, prefix, "train", v_docs, 6, v_sizes, 15,
+                                &v_p1, &built, &e),
+                 0);
+    CHECK_EQ_INT(built, 1);
+    if (m != NULL)
+        CHECK_EQ_MEM(ds_mapping_rows(m), v_map1, sizeof(v_map1));
+    ds_mapping_free(m);
+    m = NULL;
+    unlink(lock);
+    /* A read-only directory: the valid cache is loaded, no lock made. */
+    CHECK_EQ_INT(chmod(dir, 0555), 0);
+    CHECK_EQ_INT(ds_mapping_get(&m, prefix, "train", v_docs, 6, v_sizes, 15,
+                                &v_p1, &built, &e),
+                 0);
+    CHECK_EQ_INT(built, 0);
+    if (m != NULL)
+        CHECK_EQ_MEM(ds_mapping_rows(m), v_map1, sizeof(v_map1));
+    ds_mapping_free(m);
+    m = NULL;
+    CHECK(access(lock, F_OK) != 0);
+    /* Missing there: built unlocked; saving fails as before (not as root,
+     * who writes anyway). */
+    if (geteuid() != 0) {
+        CHECK_EQ_INT(ds_mapping_get(&m, prefix, "valid", v_docs, 6, v_sizes, 15,
+                                    &v_p1, &built, &e),
+                     DS_EIO);
+        CHECK_EQ_INT(built, 1);
+        CHECK(m == NULL);
+    }
+    chmod(dir, 0700);
+    unlink(name);
+    free(name);
+    rmdir(dir);
+}
+
 static void
 test_blend_vectors(void)
 {
@@ -315,4 +458,5 @@ test_blend_vectors(void)
 TESTS(test_ds_samples, TEST(test_mt32_vectors), TEST(test_mt64_vectors),
       TEST(test_rs_primitives), TEST(test_split_vectors),
       TEST(test_mapping_vectors), TEST(test_mapping_errors),
-      TEST(test_mapping_cache), TEST(test_blend_vectors))
+      TEST(test_mapping_cache), TEST(test_mapping_cache_race),
+      TEST(test_mapping_cache_no_lock), TEST(test_blend_vectors))
