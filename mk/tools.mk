@@ -5,7 +5,8 @@ TOOL_NAMES := tokenize segment json-pack create-pretraining-data \
 	merge dataset-inspect
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
-	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o
+	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o \
+	$(BUILD)/tools/cli_files.o
 
 # create-pretraining-data writes through libdata and splits with ICU.
 $(BUILD)/create-pretraining-data: $(LIBDATA)

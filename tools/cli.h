@@ -67,6 +67,32 @@ void cli_input_json_array(struct cli_input *in);
 void cli_input_close(struct cli_input *in);
 
 /* ------------------------------------------------------------------------ */
+/* Input lists (cli_files.c)                                                 */
+
+/* A tool's input files; v is NULL-terminated (for cli_run_files). */
+struct cli_files {
+    char **v;
+    size_t n, cap;
+    uint64_t total_bytes; /* sum of sizes, 0 unless all are plain files */
+};
+
+/* cli_files_expand: each argument as given, except that a directory
+ * stands for the files under it, recursively, sorted by path, that keep()
+ * accepts (NULL: all); the others are reported as "'<path>': <skip_why>,
+ * skipped" and a directory without one as "'<dir>': no <kind>files",
+ * unless quiet.  Sets total_bytes when every input is an uncompressed
+ * regular file.  Returns 0, or 1 after a warning (an unreadable
+ * directory); exits when out of memory. */
+int cli_files_expand(struct cli_files *f, int argc, char *const *argv,
+                     bool (*keep)(const char *), const char *kind,
+                     const char *skip_why, bool quiet);
+void cli_files_add(struct cli_files *f, const char *path);
+void cli_files_release(struct cli_files *f);
+
+/* cli_ends_with: does s end with suffix? */
+bool cli_ends_with(const char *s, const char *suffix);
+
+/* ------------------------------------------------------------------------ */
 /* Outputs                                                                   */
 
 /* An output file written as "<path>.tmp.<pid>" and renamed on commit, so an

@@ -7,7 +7,6 @@
  * turn chunks of lines into packed id records; the main thread writes them
  * in input order through libdata.  See create-pretraining-data(1).
  */
-#include <dirent.h>
 #include <err.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -708,105 +707,11 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 
-struct file_list {
-    char **v;
-    size_t n, cap;
-};
-
-static void
-list_add(struct file_list *l, const char *path)
-{
-    if (l->n + 1 >= l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof(*v));
-
-        if (v == NULL)
-            err(1, NULL);
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n] = strdup(path);
-    if (l->v[l->n] == NULL)
-        err(1, NULL);
-    l->v[++l->n] = NULL;
-}
-
+/* PaddleNLP reads *.jsonl and *.zst files of a directory. */
 static bool
-ends_with(const char *s, const char *suffix)
+is_corpus_file(const char *path)
 {
-    size_t n = strlen(s), k = strlen(suffix);
-
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* Every *.jsonl and *.zst file under dir, as PaddleNLP takes them. */
-static void
-walk(const char *dir, struct file_list *l, bool quiet)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-
-    if (d == NULL)
-        err(1, "cannot read directory '%s'", dir);
-    while ((e = readdir(d)) != NULL) {
-        char *path;
-        struct stat st;
-
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-            err(1, NULL);
-        if (stat(path, &st) != 0)
-            err(1, "cannot stat '%s'", path);
-        if (S_ISDIR(st.st_mode))
-            walk(path, l, quiet);
-        else if (ends_with(path, ".jsonl") || ends_with(path, ".zst"))
-            list_add(l, path);
-        else if (!quiet)
-            warnx("'%s': not *.jsonl or *.zst, skipped", path);
-        free(path);
-    }
-    closedir(d);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The input files: files as given, directories expanded and sorted. */
-static void
-expand_inputs(int argc, char **argv, struct file_list *l, uint64_t *total,
-              bool quiet)
-{
-    *total = 0;
-    for (int i = 0; i < argc; i++) {
-        struct stat st;
-
-        if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 &&
-            S_ISDIR(st.st_mode)) {
-            size_t from = l->n;
-
-            walk(argv[i], l, quiet);
-            qsort(l->v + from, l->n - from, sizeof(*l->v), cmp_str);
-            if (l->n == from && !quiet)
-                warnx("'%s': no *.jsonl or *.zst files", argv[i]);
-        } else {
-            list_add(l, argv[i]);
-        }
-    }
-    /* The ETA needs every input's size: plain regular files only. */
-    for (size_t i = 0; i < l->n; i++) {
-        struct stat st;
-
-        if (strcmp(l->v[i], "-") == 0 || ends_with(l->v[i], ".zst") ||
-            stat(l->v[i], &st) != 0 || !S_ISREG(st.st_mode)) {
-            *total = 0;
-            return;
-        }
-        *total += (uint64_t)st.st_size;
-    }
+    return cli_ends_with(path, ".jsonl") || cli_ends_with(path, ".zst");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -909,7 +814,7 @@ main(int argc, char **argv)
     struct cli_output out;
     struct cli_run run;
     struct cli_progress prog;
-    struct file_list files = { NULL, 0, 0 };
+    struct cli_files files = { NULL, 0, 0, 0 };
     struct tok_vocab *vocab = NULL, *ext = NULL;
     struct tok_tokenizer *tok = NULL;
     struct tok_bpe *bpe = NULL;
@@ -1162,7 +1067,11 @@ main(int argc, char **argv)
         }
     }
 
-    expand_inputs(argc, argv, &files, &total, quiet);
+    if (cli_files_expand(&files, argc, argv, is_corpus_file,
+                         "*.jsonl or *.zst ", "not *.jsonl or *.zst",
+                         quiet) != 0)
+        return cli_exit_status(1);
+    total = files.total_bytes;
     if (argc > 0 && files.n == 0)
         errx(1, "no input: the directories hold no *.jsonl or *.zst file");
     if (ds_writer_open(&sink.writer, prefix, format, dtype, &de) < 0)
@@ -1238,9 +1147,7 @@ main(int argc, char **argv)
         if (w->brk)
             ubrk_close(w->brk);
     }
-    for (size_t i = 0; i < files.n; i++)
-        free(files.v[i]);
-    free(files.v);
+    cli_files_release(&files);
     free(c.workers);
     free(c.has_cjk);
     free(c.cont_id);

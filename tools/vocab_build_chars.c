@@ -6,12 +6,10 @@
  * them as vocab-charcount(5); with -m, add up count files instead.  See
  * vocab-build(1).
  */
-#include <dirent.h>
 #include <err.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -86,70 +84,6 @@ vb_read_input(const char *path, struct tok_buf *out)
     if (got < 0)
         return -1;
     return tok_buf_append(out, "", 0) < 0 ? -1 : 0;
-}
-
-struct file_list {
-    char **v;
-    size_t n, cap;
-};
-
-static void
-list_add(struct file_list *l, const char *path)
-{
-    if (l->n + 1 >= l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->v = realloc(l->v, l->cap * sizeof(*l->v));
-        if (l->v == NULL)
-            err(1, NULL);
-    }
-    if ((l->v[l->n++] = strdup(path)) == NULL)
-        err(1, NULL);
-    l->v[l->n] = NULL;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every file under dir, recursively, as gen_char.py's os.walk takes them
- * (in sorted order here; the counts do not depend on it).  Returns 0, or 1
- * after a warning. */
-static int
-walk(const char *dir, struct file_list *l)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t from = l->n;
-    int rval = 0;
-
-    if (d == NULL) {
-        warn("cannot read directory '%s'", dir);
-        return 1;
-    }
-    while ((e = readdir(d)) != NULL) {
-        char *path;
-        struct stat st;
-
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-            err(1, NULL);
-        if (stat(path, &st) != 0) {
-            warn("cannot stat '%s'", path);
-            rval = 1;
-        } else if (S_ISDIR(st.st_mode)) {
-            rval |= walk(path, l);
-        } else {
-            list_add(l, path);
-        }
-        free(path);
-    }
-    closedir(d);
-    if (l->n > from)
-        qsort(l->v + from, l->n - from, sizeof(*l->v), cmp_str);
-    return rval;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -230,20 +164,12 @@ discard(void *ctx, const void *p, size_t n)
     return 0;
 }
 
-static bool
-ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 int
 vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
                bool skip_bad, bool quiet, bool progress,
                struct vocab_counts *counts)
 {
-    struct file_list files = { NULL, 0, 0 };
+    struct cli_files files = { NULL, 0, 0, 0 };
     struct count_ctx ctx;
     struct cli_progress prog;
     struct cli_output sink;
@@ -251,31 +177,9 @@ vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
     struct tok_err e;
     int rval = 0;
 
-    for (int i = 0; i < n_paths; i++) {
-        struct stat st;
-
-        if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 &&
-            S_ISDIR(st.st_mode)) {
-            size_t from = files.n;
-
-            rval |= walk(paths[i], &files);
-            if (files.n == from && !quiet)
-                warnx("'%s': no files", paths[i]);
-        } else {
-            list_add(&files, paths[i]);
-        }
-    }
+    rval = cli_files_expand(&files, n_paths, paths, NULL, "", "", quiet);
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
-    for (size_t i = 0; i < files.n; i++) {
-        struct stat st;
-
-        if (strcmp(files.v[i], "-") == 0 || ends_with(files.v[i], ".zst") ||
-            stat(files.v[i], &st) != 0 || !S_ISREG(st.st_mode)) {
-            prog.total = 0;
-            break;
-        }
-        prog.total += (uint64_t)st.st_size;
-    }
+    prog.total = files.total_bytes;
 
     memset(&ctx, 0, sizeof(ctx));
     ctx.skip_bad = skip_bad;
@@ -307,9 +211,7 @@ vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
         vocab_counts_free(ctx.tables[i]);
     }
     free(ctx.tables);
-    for (size_t i = 0; i < files.n; i++)
-        free(files.v[i]);
-    free(files.v);
+    cli_files_release(&files);
     return rval;
 }
 
