@@ -385,6 +385,16 @@ int tok_bpe_encode(const struct tok_bpe *b, const char *text, size_t len,
 int tok_bpe_decode(const struct tok_bpe *b, const tok_id *ids, size_t n,
                    struct tok_buf *out, struct tok_err *err);
 
+/* tok_bpe_gpt2_pattern: GPT-2's pre-tokenization regex as a PCRE2 pattern
+ * (compile with PCRE2_UTF | PCRE2_UCP); \s is spelled out as Unicode
+ * White_Space, as Oniguruma (HF) and Python's regex module take it.  For
+ * BPE trainers, which must split text exactly as the tokenizer does. */
+const char *tok_bpe_gpt2_pattern(void);
+
+/* tok_bpe_gpt2_alphabet: GPT-2's bytes_to_unicode(): the code point that
+ * stands for each byte in vocab.json and merges.txt. */
+void tok_bpe_gpt2_alphabet(uint32_t byte_cp[256]);
+
 #ifdef __cplusplus
 }
 #endif

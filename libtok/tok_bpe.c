@@ -158,21 +158,35 @@ merge_find(const struct tok_bpe *b, tok_id left, tok_id right)
     return m->pair == EMPTY_PAIR ? NULL : m;
 }
 
-static void
-init_alphabet(struct tok_bpe *b)
+const char *
+tok_bpe_gpt2_pattern(void)
+{
+    return gpt2_regex;
+}
+
+void
+tok_bpe_gpt2_alphabet(uint32_t byte_cp[256])
 {
     uint32_t next = 0x100;
 
-    for (int i = 0; i < CP_LIMIT; i++)
-        b->cp_byte[i] = -1;
     for (int c = 0; c < 256; c++) {
         bool printable =
             (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE;
 
-        b->byte_cp[c] = printable ? (uint32_t)c : next++;
+        byte_cp[c] = printable ? (uint32_t)c : next++;
+    }
+}
+
+static void
+init_alphabet(struct tok_bpe *b)
+{
+    for (int i = 0; i < CP_LIMIT; i++)
+        b->cp_byte[i] = -1;
+    tok_bpe_gpt2_alphabet(b->byte_cp);
+    for (int c = 0; c < 256; c++) {
+        assert(b->byte_cp[c] < CP_LIMIT);
         b->cp_byte[b->byte_cp[c]] = (int16_t)c;
     }
-    assert(next == CP_LIMIT);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -22,15 +22,6 @@
 #include "vocab.h"
 #include "banned.h"
 
-/* GPT-2's pattern, as libtok's tok_bpe.c spells it (keep the two equal):
- * \s is Unicode White_Space, which has U+0085 and PCRE2's \s has not. */
-#define WS                                                                 \
-    "\\t-\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}" \
-    "\\x{202F}\\x{205F}\\x{3000}"
-static const char gpt2_regex[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+"
-    "|[" WS "]+(?![^" WS "])|[" WS "]+";
-
 /* set_err: fill err (if not NULL); returns code. */
 static int __attribute__((format(printf, 3, 4)))
 set_err(struct tok_err *err, int code, const char *fmt, ...)
@@ -142,9 +133,9 @@ vocab_bpe_words_new(struct vocab_bpe_words **out, struct tok_err *err)
         return nomem(err);
     w->mask = 1023;
     w->slots = (struct word_slot *)calloc(w->mask + 1, sizeof(*w->slots));
-    w->re = pcre2_compile((PCRE2_SPTR)gpt2_regex, PCRE2_ZERO_TERMINATED,
-                          PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eo,
-                          NULL);
+    w->re = pcre2_compile(
+        (PCRE2_SPTR)tok_bpe_gpt2_pattern(), PCRE2_ZERO_TERMINATED,
+        PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eo, NULL);
     if (w->slots == NULL || w->re == NULL)
         goto fail;
     /* JIT is an optimization; the interpreter gives the same result. */
@@ -779,20 +770,6 @@ cmp_word_slot(const void *pa, const void *pb, void *arena)
     return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* alphabet: fill byte_cp with GPT-2's bytes_to_unicode(). */
-static void
-alphabet(uint32_t byte_cp[256])
-{
-    uint32_t next = 0x100;
-
-    for (int c = 0; c < 256; c++) {
-        bool printable =
-            (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE;
-
-        byte_cp[c] = printable ? (uint32_t)c : next++;
-    }
-}
-
 /* setup: the special tokens, the alphabet, and the words as symbols, in
  * the order of their bytes (so that nothing depends on how they were
  * counted). */
@@ -816,7 +793,7 @@ setup(struct trainer *t, const struct vocab_bpe_options *opt,
     /* 2. The alphabet: the 256 symbols in code point order (HF sorts the
      * chars it has seen plus its initial alphabet, and a byte-level word
      * has no other). */
-    alphabet(byte_cp);
+    tok_bpe_gpt2_alphabet(byte_cp);
     for (uint32_t cp = 0; cp < 0x144; cp++)
         for (int c = 0; c < 256; c++) {
             char s[4];
