@@ -106,8 +106,9 @@ cli_files_expand(struct cli_files *f, int argc, char *const *argv,
             size_t from = f->n;
 
             rval |= walk(f, argv[i], keep, skip_why, quiet);
-            qsort(f->v + from, f->n - from, sizeof(*f->v), cmp_str);
-            if (f->n == from && !quiet)
+            if (f->n > from)
+                qsort(f->v + from, f->n - from, sizeof(*f->v), cmp_str);
+            else if (!quiet)
                 warnx("'%s': no %sfiles", argv[i], kind);
         } else {
             cli_files_add(f, argv[i]);
