@@ -1024,44 +1024,8 @@ struct state {
 static int
 emit(struct state *st, tok_id id, size_t start, size_t end)
 {
-    struct tok_encoding *e = st->e;
-
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 256;
-        tok_id *ids = realloc(e->ids, cap * sizeof(*ids));
-
-        if (ids == NULL)
-            return st->rc = TOK_ENOMEM;
-        e->ids = ids;
-        if (e->want_offsets || e->starts) {
-            size_t *s = realloc(e->starts, cap * sizeof(*s));
-            size_t *x;
-
-            if (s == NULL)
-                return st->rc = TOK_ENOMEM;
-            e->starts = s;
-            x = realloc(e->ends, cap * sizeof(*x));
-            if (x == NULL)
-                return st->rc = TOK_ENOMEM;
-            e->ends = x;
-        }
-        e->cap = cap;
-    }
-    e->ids[e->n] = id;
-    if (e->want_offsets) {
-        if (e->starts == NULL || e->ends == NULL) {
-            /* Offsets were switched on after the arrays were sized. */
-            if (e->starts == NULL)
-                e->starts = malloc(e->cap * sizeof(*e->starts));
-            if (e->ends == NULL)
-                e->ends = malloc(e->cap * sizeof(*e->ends));
-            if (e->starts == NULL || e->ends == NULL)
-                return st->rc = TOK_ENOMEM;
-        }
-        e->starts[e->n] = start;
-        e->ends[e->n] = end;
-    }
-    e->n++;
+    if (tok_encoding_push(st->e, id, start, end) < 0)
+        return st->rc = TOK_ENOMEM;
     return 0;
 }
 

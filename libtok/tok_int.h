@@ -120,6 +120,29 @@ int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
 /* ------------------------------------------------------------------------ */
 /* Tokenizer (tok_encode.c)                                                  */
 
+/* tok_encoding_grow: make room in e for one more token (ids, and offsets
+ * when e->want_offsets, also if it was switched on after the arrays were
+ * sized).  Returns 0 or TOK_ENOMEM. */
+int tok_encoding_grow(struct tok_encoding *e);
+
+/* tok_encoding_push: append id covering text[start, end) to e; the one way
+ * both tokenizers (WordPiece, BPE) emit.  Returns 0 or TOK_ENOMEM. */
+static inline int
+tok_encoding_push(struct tok_encoding *e, tok_id id, size_t start, size_t end)
+{
+    if ((e->n == e->cap ||
+         (e->want_offsets && (e->starts == NULL || e->ends == NULL))) &&
+        tok_encoding_grow(e) < 0)
+        return TOK_ENOMEM;
+    e->ids[e->n] = id;
+    if (e->want_offsets) {
+        e->starts[e->n] = start;
+        e->ends[e->n] = end;
+    }
+    e->n++;
+    return 0;
+}
+
 /* Code points below this bound have direct single-character id tables. */
 #define TOK_DIRECT_MAX 0x30000
 
