@@ -41,22 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 SUITE = "bpe-conformance"
 
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-
-    def ok(self, name, detail=""):
-        self.passed += 1
-        print("ok   %s%s" % (name, "  " + detail if detail else ""))
-
-    def fail(self, name, detail):
-        self.failed += 1
-        print("FAIL %s\n%s" % (name, detail))
-
-    def skip(self, name, why):
-        self.skipped += 1
-        print("skip %s: %s" % (name, why))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import Results  # noqa: E402
 
 
 # --------------------------------------------------------------- inputs

@@ -44,24 +44,10 @@ import tempfile
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 SUITE = "vocab-bpe-conformance"
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import Results  # noqa: E402
 FILES = ("vocab.json", "merges.txt")
-
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-
-    def ok(self, name, detail=""):
-        self.passed += 1
-        print("ok   %s%s" % (name, "  " + detail if detail else ""))
-
-    def fail(self, name, detail):
-        self.failed += 1
-        print("FAIL %s\n%s" % (name, detail))
-
-    def skip(self, name, why):
-        self.skipped += 1
-        print("skip %s: %s" % (name, why))
 
 
 # --------------------------------------------------------------- models
