@@ -68,6 +68,7 @@ endif
 include mk/config.mk
 include mk/libtok.mk
 include mk/libdata.mk
+include mk/train.mk
 include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk

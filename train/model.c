@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.c: building a model (tensor table, parameter and activation
+ * buffers), its initialisation, and the forward/backward entry points that
+ * hand over to model_ernie.c and model_gpt.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_int.h"
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+uint64_t
+model_site_seed(const struct model *m, int layer, int site)
+{
+    return ops_splitmix64(m->fo.seed ^
+                          ops_splitmix64(((uint64_t)(layer + 2) << 8) |
+                                         (uint64_t)site));
+}
+
+/* Carve the activation arena: a first pass (base NULL) only counts. */
+struct carver {
+    char *base;
+    size_t used;
+};
+
+static void *
+carve(struct carver *c, size_t bytes)
+{
+    void *p = c->base ? c->base + c->used : NULL;
+
+    c->used += (bytes + 63) & ~(size_t)63;
+    return p;
+}
+
+#define CF(n) ((float *)carve(c, (size_t)(n) * sizeof(float)))
+#define CI(n) ((int32_t *)carve(c, (size_t)(n) * sizeof(int32_t)))
+
+static void
+layout_acts(struct model *m, struct carver *c)
+{
+    const struct model_config *k = &m->cfg;
+    size_t BT = (size_t)m->max_B * (size_t)m->max_T, C = (size_t)k->hidden_size;
+    size_t I = (size_t)k->intermediate_size, NH = (size_t)k->num_heads;
+    size_t TT = (size_t)m->max_T * (size_t)m->max_T * NH * (size_t)m->max_B;
+    size_t V = (size_t)k->vocab_size, B = (size_t)m->max_B;
+    size_t M = (size_t)m->max_M;
+    size_t rows = k->type == MODEL_GPT ? BT : M;
+
+    for (int l = 0; l < k->num_layers; l++) {
+        struct layer_acts *a = &m->la[l];
+
+        a->qkv = CF(3 * BT * C);
+        a->att = CF(TT);
+        a->atty = CF(BT * C);
+        a->r1 = CF(BT * C);
+        a->ln1 = CF(BT * C);
+        a->ln1_mean = CF(BT);
+        a->ln1_rstd = CF(BT);
+        a->fch = CF(BT * I);
+        a->fch_act = CF(BT * I);
+        a->r2 = CF(BT * C);
+        a->ln2 = CF(BT * C);
+        a->ln2_mean = CF(BT);
+        a->ln2_rstd = CF(BT);
+    }
+    m->emb = CF(BT * C);
+    m->tmp = CF(BT * C);
+    m->logits = CF(rows * V);
+    m->losses = CF(rows ? rows : 1);
+    m->g0 = CF(BT * C);
+    m->g1 = CF(BT * C);
+    m->g2 = CF(BT * C);
+    m->g3 = CF(BT * C);
+    m->gq = CF(3 * BT * C);
+    m->gi0 = CF(BT * I);
+    m->gi1 = CF(BT * I);
+    m->gatt = CF(TT);
+    m->ids = CI(BT);
+    m->pos_ids = CI(BT);
+    m->labels = CI(BT);
+    if (k->type == MODEL_GPT) {
+        m->lnf = CF(BT * C);
+        m->lnf_mean = CF(BT);
+        m->lnf_rstd = CF(BT);
+        return;
+    }
+    m->emb_ln = CF(BT * C);
+    m->emb_mean = CF(BT);
+    m->emb_rstd = CF(BT);
+    m->key_bias = CF(BT);
+    m->type_ids = CI(BT);
+    m->task_ids = CI(BT);
+    m->mg = CF(M * C);
+    m->mt = CF(M * C);
+    m->mta = CF(M * C);
+    m->mln = CF(M * C);
+    m->mm = CF(M);
+    m->mr = CF(M);
+    m->gm0 = CF(M * C);
+    m->gm1 = CF(M * C);
+    m->gm2 = CF(M * C);
+    m->mpos = CI(M);
+    m->mlab = CI(M);
+    m->cls = CF(B * C);
+    m->pool_pre = CF(B * C);
+    m->pooled = CF(B * C);
+    m->sop_logits = CF(B * 2);
+    m->sop_losses = CF(B);
+    m->gb0 = CF(B * C);
+    m->gb1 = CF(B * C);
+    m->gb2 = CF(B * C);
+    m->cls_rows = CI(B);
+    m->sop_lab = CI(B);
+}
+
+int
+model_create(struct model **out, const struct model_config *cfg,
+             const struct ops *ops, int max_B, int max_T, int max_M,
+             char *err, size_t errlen)
+{
+    struct model *m;
+    struct config_err ce;
+    struct carver c = { NULL, 0 };
+    int rc;
+
+    *out = NULL;
+    if (config_check(cfg, &ce) < 0)
+        return fail(err, errlen, "%s", ce.msg);
+    if (max_B < 1 || max_T < 1 || max_M < 0 ||
+        (cfg->type == MODEL_ERNIE && max_M < 1))
+        return fail(err, errlen, "bad micro-batch size %d x %d (%d masked)",
+                    max_B, max_T, max_M);
+    if (max_T > cfg->max_position)
+        return fail(err, errlen,
+                    "sequence length %d exceeds the model's %d positions",
+                    max_T, cfg->max_position);
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return fail(err, errlen, "out of memory");
+    m->cfg = *cfg;
+    m->ops = ops;
+    m->max_B = max_B;
+    m->max_T = max_T;
+    m->max_M = cfg->type == MODEL_ERNIE ? max_M : 0;
+    params_init(&m->table);
+    m->lo = calloc((size_t)cfg->num_layers, sizeof(*m->lo));
+    m->la = calloc((size_t)cfg->num_layers, sizeof(*m->la));
+    if (m->lo == NULL || m->la == NULL)
+        goto oom;
+    rc = cfg->type == MODEL_GPT ? model_gpt_table(m) : model_ernie_table(m);
+    if (rc < 0)
+        goto oom;
+    m->params = ops->alloc(m->table.total * sizeof(float));
+    m->grads = ops->alloc(m->table.total * sizeof(float));
+    if (m->params == NULL || m->grads == NULL)
+        goto oom;
+    layout_acts(m, &c);
+    m->arena_bytes = c.used;
+    m->arena = ops->alloc(c.used);
+    m->host_scratch = malloc((size_t)max_B * (size_t)max_T * sizeof(int32_t));
+    if (m->arena == NULL || m->host_scratch == NULL)
+        goto oom;
+    c.base = m->arena;
+    c.used = 0;
+    layout_acts(m, &c);
+    *out = m;
+    return 0;
+oom:
+    model_free(m);
+    return fail(err, errlen, "out of memory for the model (%zu parameters)",
+                m ? m->table.total : 0);
+}
+
+void
+model_free(struct model *m)
+{
+    if (m == NULL)
+        return;
+    if (m->ops) {
+        m->ops->release(m->params);
+        m->ops->release(m->grads);
+        m->ops->release(m->arena);
+    }
+    free(m->host_scratch);
+    free(m->lo);
+    free(m->la);
+    params_release(&m->table);
+    free(m);
+}
+
+const struct model_config *
+model_cfg(const struct model *m)
+{
+    return &m->cfg;
+}
+
+const struct param_table *
+model_table(const struct model *m)
+{
+    return &m->table;
+}
+
+const struct ops *
+model_ops(const struct model *m)
+{
+    return m->ops;
+}
+
+float *
+model_params(struct model *m)
+{
+    return m->params;
+}
+
+float *
+model_grads(struct model *m)
+{
+    return m->grads;
+}
+
+size_t
+model_activation_bytes(const struct model *m)
+{
+    return m->arena_bytes;
+}
+
+int
+model_init_params(struct model *m, uint64_t seed)
+{
+    float *host = malloc(m->table.total * sizeof(float));
+
+    if (host == NULL)
+        return -1;
+    params_fill_init(&m->table, seed, host);
+    m->ops->upload(m->params, host, m->table.total * sizeof(float));
+    free(host);
+    return 0;
+}
+
+void
+model_zero_grad(struct model *m)
+{
+    m->ops->zero(m->grads, m->table.total * sizeof(float));
+}
+
+/* Upload n ids after checking them against [lo, hi). */
+static int
+upload_ids(struct model *m, int32_t *dst, const int32_t *src, size_t n,
+           int32_t lo, int32_t hi, const char *what, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (src[i] < lo || src[i] >= hi)
+            return fail(err, errlen, "%s[%zu] = %d is outside [%d, %d)", what,
+                        i, src[i], lo, hi);
+    m->ops->upload(dst, src, n * sizeof(int32_t));
+    return 0;
+}
+
+static int
+upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
+{
+    const struct model_config *k = &m->cfg;
+    size_t BT = (size_t)b->B * (size_t)b->T;
+    int32_t *h = m->host_scratch;
+    float *kb;
+
+    if (b->M < 1 || b->M > m->max_M)
+        return fail(err, errlen, "%d masked slots; the model takes 1 to %d",
+                    b->M, m->max_M);
+    if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size,
+                   "input_ids", err, errlen) < 0 ||
+        upload_ids(m, m->type_ids, b->token_type_ids, BT, 0,
+                   k->type_vocab_size, "token_type_ids", err, errlen) < 0 ||
+        upload_ids(m, m->mpos, b->masked_positions, (size_t)b->M, 0,
+                   (int32_t)BT, "masked_positions", err, errlen) < 0 ||
+        upload_ids(m, m->mlab, b->masked_labels, (size_t)b->M, -1,
+                   k->vocab_size, "masked_labels", err, errlen) < 0)
+        return -1;
+    if (k->binary_head &&
+        upload_ids(m, m->sop_lab, b->sop_labels, (size_t)b->B, 0, 2,
+                   "sop_labels", err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < BT; i++)
+        h[i] = k->task_id;
+    m->ops->upload(m->task_ids, h, BT * sizeof(int32_t));
+    for (int i = 0; i < b->B; i++)
+        h[i] = i * b->T;
+    m->ops->upload(m->cls_rows, h, (size_t)b->B * sizeof(int32_t));
+    /* The additive key mask of PaddleNLP's input_mask: -1e4 on padding. */
+    kb = malloc(BT * sizeof(float));
+    if (kb == NULL)
+        return fail(err, errlen, "out of memory");
+    for (size_t i = 0; i < BT; i++)
+        kb[i] = b->attention_mask && !b->attention_mask[i] ? -10000.0f : 0.0f;
+    m->ops->upload(m->key_bias, kb, BT * sizeof(float));
+    free(kb);
+    return 0;
+}
+
+int
+model_forward(struct model *m, const struct batch *b,
+              const struct forward_opts *o, struct losses *out, char *err,
+              size_t errlen)
+{
+    const struct model_config *k = &m->cfg;
+    size_t BT;
+    int32_t *h = m->host_scratch;
+
+    if (b->B < 1 || b->B > m->max_B || b->T < 1 || b->T > m->max_T)
+        return fail(err, errlen, "batch %d x %d exceeds the model's %d x %d",
+                    b->B, b->T, m->max_B, m->max_T);
+    BT = (size_t)b->B * (size_t)b->T;
+    m->B = b->B;
+    m->T = b->T;
+    m->M = k->type == MODEL_ERNIE ? b->M : 0;
+    m->fo = *o;
+    for (size_t i = 0; i < BT; i++)
+        h[i] = (int32_t)(i % (size_t)b->T);
+    m->ops->upload(m->pos_ids, h, BT * sizeof(int32_t));
+    memset(out, 0, sizeof(*out));
+    if (k->type == MODEL_GPT) {
+        if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size,
+                       "input_ids", err, errlen) < 0 ||
+            upload_ids(m, m->labels, b->labels, BT, -1, k->vocab_size,
+                       "labels", err, errlen) < 0)
+            return -1;
+        model_gpt_forward(m);
+    } else {
+        if (upload_ernie(m, b, err, errlen) < 0)
+            return -1;
+        model_ernie_forward(m);
+    }
+    {
+        /* Per-row losses summed on the host in row order: deterministic. */
+        size_t rows = k->type == MODEL_GPT ? BT : (size_t)m->M;
+        float *l = malloc((rows > (size_t)b->B ? rows : (size_t)b->B) *
+                          sizeof(float));
+        double s = 0;
+
+        if (l == NULL)
+            return fail(err, errlen, "out of memory");
+        m->ops->download(l, m->losses, rows * sizeof(float));
+        for (size_t i = 0; i < rows; i++)
+            s += l[i];
+        out->lm_loss = s / (double)rows;
+        if (k->type == MODEL_ERNIE && k->binary_head) {
+            s = 0;
+            m->ops->download(l, m->sop_losses, (size_t)b->B * sizeof(float));
+            for (int i = 0; i < b->B; i++)
+                s += l[i];
+            out->sop_loss = s / b->B;
+        }
+        free(l);
+        out->loss = out->lm_loss + out->sop_loss;
+    }
+    return 0;
+}
+
+void
+model_backward(struct model *m)
+{
+    if (m->cfg.type == MODEL_GPT)
+        model_gpt_backward(m);
+    else
+        model_ernie_backward(m);
+}

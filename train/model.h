@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.h: ERNIE (post-LN encoder, MLM + SOP heads, as PaddleNLP's
+ * ErnieForPretraining / transformers' ErnieForPreTraining) and GPT-2
+ * (pre-LN decoder, tied LM head), written once against struct ops.
+ *
+ * A model owns its parameters and gradients (flat buffers in the backend's
+ * memory, described by the tensor table) and its activations for
+ * micro-batches of up to B sequences of T tokens.  A training micro-step
+ * is model_forward() with a grad_scale, then model_backward(), which adds
+ * this micro-batch's gradients (times grad_scale) to the gradient buffer.
+ */
+#ifndef TRAIN_MODEL_H
+#define TRAIN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ops.h"
+#include "params.h"
+
+/* A micro-batch in host memory.  ERNIE uses input_ids, token_type_ids,
+ * attention_mask, the masked slots and sop_labels; GPT uses input_ids and
+ * labels. */
+struct batch {
+    int B, T;
+    const int32_t *input_ids;      /* [B*T] */
+    const int32_t *token_type_ids; /* [B*T] */
+    const int32_t *attention_mask; /* [B*T]: 1 real token, 0 padding */
+    int M; /* masked slots, padding slots included (PaddleNLP's M) */
+    const int32_t *masked_positions; /* [M]: b*T + position */
+    const int32_t *masked_labels;    /* [M]: -1 for a padding slot */
+    const int32_t *sop_labels;       /* [B]: 1 if A and B were swapped */
+    const int32_t *labels;           /* GPT [B*T]: the next token */
+};
+
+struct losses {
+    double loss;     /* lm_loss + sop_loss (GPT: lm_loss) */
+    double lm_loss;  /* ERNIE: sum of masked CE / M; GPT: mean CE */
+    double sop_loss; /* mean CE over the batch; 0 without binary head */
+};
+
+struct forward_opts {
+    int dropout;      /* 1: the config's dropouts; 0: none (evaluation) */
+    uint64_t seed;    /* dropout stream of this micro-step */
+    float grad_scale; /* > 0: a backward pass follows; its loss is scaled */
+};
+
+struct model;
+
+/* model_create: build the tensor table of cfg and allocate parameters,
+ * gradients and activations for micro-batches of at most max_B x max_T
+ * tokens and max_M masked slots (ERNIE).  Parameters are uninitialised:
+ * call model_init_params() or load them.  Returns 0, or -1 with a message
+ * in err (bad sizes, out of memory). */
+int model_create(struct model **out, const struct model_config *cfg,
+                 const struct ops *ops, int max_B, int max_T, int max_M,
+                 char *err, size_t errlen);
+void model_free(struct model *m);
+
+const struct model_config *model_cfg(const struct model *m);
+const struct param_table *model_table(const struct model *m);
+const struct ops *model_ops(const struct model *m);
+/* The flat buffers, in the backend's memory: table->total floats each. */
+float *model_params(struct model *m);
+float *model_grads(struct model *m);
+/* Bytes of activation memory allocated. */
+size_t model_activation_bytes(const struct model *m);
+
+/* model_init_params: Hugging Face's initialisation (normal(0,
+ * initializer_range) weights and embeddings, zero biases, unit norms, the
+ * padding row zero; GPT-2's residual projections scaled by
+ * 1/sqrt(2 * layers)) from a layout-independent counter-based stream. */
+int model_init_params(struct model *m, uint64_t seed);
+
+/* model_forward: the losses of batch b; with grad_scale > 0 also prepares
+ * the backward pass.  Returns 0, or -1 with err (batch larger than the
+ * model was made for, an id out of range). */
+int model_forward(struct model *m, const struct batch *b,
+                  const struct forward_opts *o, struct losses *out,
+                  char *err, size_t errlen);
+
+/* model_backward: add the gradients of the last model_forward() (made with
+ * grad_scale > 0) to the gradient buffer. */
+void model_backward(struct model *m);
+
+/* model_zero_grad: zero the gradient buffer. */
+void model_zero_grad(struct model *m);
+
+#endif /* TRAIN_MODEL_H */

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_ernie.c: ERNIE for pre-training (ernie-data.md 9.2-9.4): word +
+ * position + token type (+ task type) embeddings, LayerNorm, dropout; a
+ * post-LN encoder; the MLM head on the masked rows (dense, activation,
+ * LayerNorm, the tied word embeddings, a bias); the pooler and the SOP
+ * head.  Tensor names are transformers' ErnieForPreTraining.
+ */
+#include <stdio.h>
+
+#include "model_int.h"
+
+/* Dropout sites within a layer (model_site_seed). */
+enum { SITE_ATT_PROBS, SITE_ATT_OUT, SITE_MLP_OUT, SITE_EMB };
+
+static int
+add(struct model *m, size_t *off, const char *name, int64_t d0, int64_t d1,
+    enum tp_split tp, int layer, enum param_init init)
+{
+    long i = params_add(&m->table, name, d0, d1, tp, layer, init,
+                        m->cfg.initializer_range);
+
+    if (i < 0)
+        return -1;
+    *off = m->table.t[i].offset;
+    return 0;
+}
+
+int
+model_ernie_table(struct model *m)
+{
+    const struct model_config *k = &m->cfg;
+    struct head_off *h = &m->ho;
+    int64_t C = k->hidden_size, I = k->intermediate_size;
+    char n[PARAM_NAME_MAX];
+    size_t skip;
+    int rc = 0;
+
+    rc |= add(m, &h->word, "ernie.embeddings.word_embeddings.weight",
+              k->vocab_size, C, TP_VOCAB, PARAM_PRE, INIT_NORMAL);
+    m->table.t[m->table.n - 1].zero_row = k->pad_token_id;
+    rc |= add(m, &h->pos, "ernie.embeddings.position_embeddings.weight",
+              k->max_position, C, TP_REPLICATED, PARAM_PRE, INIT_NORMAL);
+    rc |= add(m, &h->type, "ernie.embeddings.token_type_embeddings.weight",
+              k->type_vocab_size, C, TP_REPLICATED, PARAM_PRE, INIT_NORMAL);
+    if (k->use_task_id)
+        rc |= add(m, &h->task, "ernie.embeddings.task_type_embeddings.weight",
+                  k->task_type_vocab_size, C, TP_REPLICATED, PARAM_PRE,
+                  INIT_NORMAL);
+    rc |= add(m, &h->emb_ln_w, "ernie.embeddings.LayerNorm.weight", C, 0,
+              TP_REPLICATED, PARAM_PRE, INIT_ONES);
+    rc |= add(m, &h->emb_ln_b, "ernie.embeddings.LayerNorm.bias", C, 0,
+              TP_REPLICATED, PARAM_PRE, INIT_ZEROS);
+    for (int l = 0; l < k->num_layers && rc == 0; l++) {
+        struct layer_off *o = &m->lo[l];
+        static const char *const qkv[3] = { "query", "key", "value" };
+
+#define NAME(fmt) (snprintf(n, sizeof(n), "ernie.encoder.layer.%d." fmt, l), n)
+        /* q, k, v weights adjacent, then their biases: one fused linear. */
+        for (int j = 0; j < 3; j++) {
+            snprintf(n, sizeof(n), "ernie.encoder.layer.%d.attention.self.%s.weight",
+                     l, qkv[j]);
+            rc |= add(m, j ? &skip : &o->qkv_w, n, C, C, TP_COLUMN, l,
+                      INIT_NORMAL);
+        }
+        for (int j = 0; j < 3; j++) {
+            snprintf(n, sizeof(n), "ernie.encoder.layer.%d.attention.self.%s.bias",
+                     l, qkv[j]);
+            rc |= add(m, j ? &skip : &o->qkv_b, n, C, 0, TP_COLUMN, l,
+                      INIT_ZEROS);
+        }
+        rc |= add(m, &o->proj_w, NAME("attention.output.dense.weight"), C, C,
+                  TP_ROW, l, INIT_NORMAL);
+        rc |= add(m, &o->proj_b, NAME("attention.output.dense.bias"), C, 0,
+                  TP_REPLICATED, l, INIT_ZEROS);
+        rc |= add(m, &o->ln1_w, NAME("attention.output.LayerNorm.weight"), C,
+                  0, TP_REPLICATED, l, INIT_ONES);
+        rc |= add(m, &o->ln1_b, NAME("attention.output.LayerNorm.bias"), C, 0,
+                  TP_REPLICATED, l, INIT_ZEROS);
+        rc |= add(m, &o->fc_w, NAME("intermediate.dense.weight"), I, C,
+                  TP_COLUMN, l, INIT_NORMAL);
+        rc |= add(m, &o->fc_b, NAME("intermediate.dense.bias"), I, 0,
+                  TP_COLUMN, l, INIT_ZEROS);
+        rc |= add(m, &o->fc2_w, NAME("output.dense.weight"), C, I, TP_ROW, l,
+                  INIT_NORMAL);
+        rc |= add(m, &o->fc2_b, NAME("output.dense.bias"), C, 0,
+                  TP_REPLICATED, l, INIT_ZEROS);
+        rc |= add(m, &o->ln2_w, NAME("output.LayerNorm.weight"), C, 0,
+                  TP_REPLICATED, l, INIT_ONES);
+        rc |= add(m, &o->ln2_b, NAME("output.LayerNorm.bias"), C, 0,
+                  TP_REPLICATED, l, INIT_ZEROS);
+#undef NAME
+    }
+    if (k->binary_head) {
+        rc |= add(m, &h->pool_w, "ernie.pooler.dense.weight", C, C,
+                  TP_REPLICATED, PARAM_POST, INIT_NORMAL);
+        rc |= add(m, &h->pool_b, "ernie.pooler.dense.bias", C, 0,
+                  TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+    }
+    rc |= add(m, &h->mlm_w, "cls.predictions.transform.dense.weight", C, C,
+              TP_REPLICATED, PARAM_POST, INIT_NORMAL);
+    rc |= add(m, &h->mlm_b, "cls.predictions.transform.dense.bias", C, 0,
+              TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+    rc |= add(m, &h->mlm_ln_w, "cls.predictions.transform.LayerNorm.weight", C,
+              0, TP_REPLICATED, PARAM_POST, INIT_ONES);
+    rc |= add(m, &h->mlm_ln_b, "cls.predictions.transform.LayerNorm.bias", C,
+              0, TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+    rc |= add(m, &h->mlm_bias, "cls.predictions.bias", k->vocab_size, 0,
+              TP_VOCAB, PARAM_POST, INIT_ZEROS);
+    if (k->binary_head) {
+        rc |= add(m, &h->sop_w, "cls.seq_relationship.weight", 2, C,
+                  TP_REPLICATED, PARAM_POST, INIT_NORMAL);
+        rc |= add(m, &h->sop_b, "cls.seq_relationship.bias", 2, 0,
+                  TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+    }
+    return rc ? -1 : 0;
+}
+
+static float
+drop_p(const struct model *m, float p)
+{
+    return m->fo.dropout ? p : 0.0f;
+}
+
+void
+model_ernie_forward(struct model *m)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct head_off *h = &m->ho;
+    int B = m->B, T = m->T, M = m->M, BT = B * T;
+    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
+    float ph = drop_p(m, k->hidden_dropout);
+    float pa = drop_p(m, k->attention_dropout);
+    size_t n = (size_t)BT * (size_t)C;
+    const float *x;
+
+    /* Embeddings. */
+    op->embed_fwd(m->emb, m->ids, P(h->word), BT, C, 0);
+    op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
+    op->embed_fwd(m->emb, m->type_ids, P(h->type), BT, C, 1);
+    if (k->use_task_id)
+        op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);
+    op->layernorm_fwd(m->emb_ln, m->emb_mean, m->emb_rstd, m->emb,
+                      P(h->emb_ln_w), P(h->emb_ln_b), BT, C,
+                      k->layer_norm_eps);
+    op->dropout_fwd(m->emb_ln, m->emb_ln, n, ph,
+                    model_site_seed(m, -1, SITE_EMB));
+    x = m->emb_ln;
+
+    /* Post-LN encoder layers. */
+    for (int l = 0; l < k->num_layers; l++) {
+        const struct layer_off *o = &m->lo[l];
+        struct layer_acts *a = &m->la[l];
+
+        op->linear_fwd(a->qkv, x, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
+        op->attention_fwd(a->atty, a->att, a->qkv, m->key_bias, B, T, C,
+                          k->num_heads, 0, pa,
+                          model_site_seed(m, l, SITE_ATT_PROBS));
+        op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
+        op->dropout_fwd(m->tmp, m->tmp, n, ph,
+                        model_site_seed(m, l, SITE_ATT_OUT));
+        op->add(a->r1, x, m->tmp, n);
+        op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1,
+                          P(o->ln1_w), P(o->ln1_b), BT, C, k->layer_norm_eps);
+        op->linear_fwd(a->fch, a->ln1, P(o->fc_w), P(o->fc_b), BT, C, I);
+        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I,
+                    k->hidden_act);
+        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I,
+                       C);
+        op->dropout_fwd(m->tmp, m->tmp, n, ph,
+                        model_site_seed(m, l, SITE_MLP_OUT));
+        op->add(a->r2, a->ln1, m->tmp, n);
+        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2,
+                          P(o->ln2_w), P(o->ln2_b), BT, C, k->layer_norm_eps);
+        x = a->ln2;
+    }
+
+    /* MLM head on the masked rows; the logits turn into their gradient
+     * when a backward pass follows. */
+    op->gather_rows(m->mg, x, m->mpos, M, C);
+    op->linear_fwd(m->mt, m->mg, P(h->mlm_w), P(h->mlm_b), M, C, C);
+    op->act_fwd(m->mta, m->mt, (size_t)M * (size_t)C, k->hidden_act);
+    op->layernorm_fwd(m->mln, m->mm, m->mr, m->mta, P(h->mlm_ln_w),
+                      P(h->mlm_ln_b), M, C, k->layer_norm_eps);
+    op->linear_fwd(m->logits, m->mln, P(h->word), P(h->mlm_bias), M, C, V);
+    op->xent(m->losses, m->fo.grad_scale > 0 ? m->logits : NULL, m->logits,
+             m->mlab, M, V, m->fo.grad_scale / (float)M);
+
+    /* Pooler and SOP head. */
+    if (k->binary_head) {
+        op->gather_rows(m->cls, x, m->cls_rows, B, C);
+        op->linear_fwd(m->pool_pre, m->cls, P(h->pool_w), P(h->pool_b), B, C,
+                       C);
+        op->act_fwd(m->pooled, m->pool_pre, (size_t)B * (size_t)C,
+                    OPS_ACT_TANH);
+        op->linear_fwd(m->sop_logits, m->pooled, P(h->sop_w), P(h->sop_b), B,
+                       C, 2);
+        op->xent(m->sop_losses,
+                 m->fo.grad_scale > 0 ? m->sop_logits : NULL, m->sop_logits,
+                 m->sop_lab, B, 2, m->fo.grad_scale / (float)B);
+    }
+}
+
+void
+model_ernie_backward(struct model *m)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct head_off *h = &m->ho;
+    int B = m->B, T = m->T, M = m->M, BT = B * T;
+    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
+    int NH = k->num_heads;
+    float ph = drop_p(m, k->hidden_dropout);
+    float pa = drop_p(m, k->attention_dropout);
+    size_t n = (size_t)BT * (size_t)C, nI = (size_t)BT * (size_t)I;
+    size_t nM = (size_t)M * (size_t)C, nB = (size_t)B * (size_t)C;
+    const float *x_last = m->la[k->num_layers - 1].ln2;
+
+    /* g0: the gradient of the encoder's output. */
+    op->zero(m->g0, n * sizeof(float));
+
+    /* MLM head. */
+    op->zero(m->gm0, nM * sizeof(float));
+    op->linear_bwd(m->gm0, G(h->word), G(h->mlm_bias), m->logits, m->mln,
+                   P(h->word), M, C, V);
+    op->zero(m->gm1, nM * sizeof(float));
+    op->layernorm_bwd(m->gm1, G(h->mlm_ln_w), G(h->mlm_ln_b), m->gm0, m->mta,
+                      P(h->mlm_ln_w), m->mm, m->mr, M, C);
+    op->zero(m->gm2, nM * sizeof(float));
+    op->act_bwd(m->gm2, m->gm1, m->mt, nM, k->hidden_act);
+    op->zero(m->gm0, nM * sizeof(float));
+    op->linear_bwd(m->gm0, G(h->mlm_w), G(h->mlm_b), m->gm2, m->mg,
+                   P(h->mlm_w), M, C, C);
+    op->scatter_add_rows(m->g0, m->gm0, m->mpos, M, C);
+
+    /* SOP head and pooler. */
+    if (k->binary_head) {
+        op->zero(m->gb0, nB * sizeof(float));
+        op->linear_bwd(m->gb0, G(h->sop_w), G(h->sop_b), m->sop_logits,
+                       m->pooled, P(h->sop_w), B, C, 2);
+        op->zero(m->gb1, nB * sizeof(float));
+        op->act_bwd(m->gb1, m->gb0, m->pool_pre, nB, OPS_ACT_TANH);
+        op->zero(m->gb2, nB * sizeof(float));
+        op->linear_bwd(m->gb2, G(h->pool_w), G(h->pool_b), m->gb1, m->cls,
+                       P(h->pool_w), B, C, C);
+        op->scatter_add_rows(m->g0, m->gb2, m->cls_rows, B, C);
+    }
+    (void)x_last;
+
+    /* Layers, last to first; g0 carries the gradient of each output. */
+    for (int l = k->num_layers - 1; l >= 0; l--) {
+        const struct layer_off *o = &m->lo[l];
+        const struct layer_acts *a = &m->la[l];
+        const float *x = l ? m->la[l - 1].ln2 : m->emb_ln;
+
+        /* ln2 = LN(r2), r2 = ln1 + drop(fc2(act(fc(ln1)))) */
+        op->zero(m->g1, n * sizeof(float));
+        op->layernorm_bwd(m->g1, G(o->ln2_w), G(o->ln2_b), m->g0, a->r2,
+                          P(o->ln2_w), a->ln2_mean, a->ln2_rstd, BT, C);
+        op->zero(m->g2, n * sizeof(float));
+        op->dropout_bwd(m->g2, m->g1, n, ph,
+                        model_site_seed(m, l, SITE_MLP_OUT));
+        op->zero(m->gi0, nI * sizeof(float));
+        op->linear_bwd(m->gi0, G(o->fc2_w), G(o->fc2_b), m->g2, a->fch_act,
+                       P(o->fc2_w), BT, I, C);
+        op->zero(m->gi1, nI * sizeof(float));
+        op->act_bwd(m->gi1, m->gi0, a->fch, nI, k->hidden_act);
+        op->linear_bwd(m->g1, G(o->fc_w), G(o->fc_b), m->gi1, a->ln1,
+                       P(o->fc_w), BT, C, I);
+        /* ln1 = LN(r1), r1 = x + drop(proj(attention(qkv(x)))) */
+        op->zero(m->g0, n * sizeof(float));
+        op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, a->r1,
+                          P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
+        op->zero(m->g2, n * sizeof(float));
+        op->dropout_bwd(m->g2, m->g0, n, ph,
+                        model_site_seed(m, l, SITE_ATT_OUT));
+        op->zero(m->g3, n * sizeof(float));
+        op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
+                       P(o->proj_w), BT, C, C);
+        op->zero(m->gq, 3 * n * sizeof(float));
+        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH,
+                          0, pa, model_site_seed(m, l, SITE_ATT_PROBS));
+        op->linear_bwd(m->g0, G(o->qkv_w), G(o->qkv_b), m->gq, x,
+                       P(o->qkv_w), BT, C, 3 * C);
+    }
+
+    /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */
+    op->zero(m->g1, n * sizeof(float));
+    op->dropout_bwd(m->g1, m->g0, n, ph, model_site_seed(m, -1, SITE_EMB));
+    op->zero(m->g2, n * sizeof(float));
+    op->layernorm_bwd(m->g2, G(h->emb_ln_w), G(h->emb_ln_b), m->g1, m->emb,
+                      P(h->emb_ln_w), m->emb_mean, m->emb_rstd, BT, C);
+    op->embed_bwd(G(h->word), m->g2, m->ids, BT, C, k->pad_token_id);
+    op->embed_bwd(G(h->pos), m->g2, m->pos_ids, BT, C, -1);
+    op->embed_bwd(G(h->type), m->g2, m->type_ids, BT, C, -1);
+    if (k->use_task_id)
+        op->embed_bwd(G(h->task), m->g2, m->task_ids, BT, C, -1);
+}

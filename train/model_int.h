@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_int.h: the model's insides, shared by model.c (table, buffers,
+ * entry points), model_ernie.c and model_gpt.c (forward and backward).
+ */
+#ifndef TRAIN_MODEL_INT_H
+#define TRAIN_MODEL_INT_H
+
+#include "model.h"
+
+/* Offsets (in floats) of one layer's tensors in the flat buffers.  q, k
+ * and v (weights, then biases) are adjacent, so they form one fused
+ * [3C, C] weight and one [3C] bias. */
+struct layer_off {
+    size_t qkv_w, qkv_b;   /* ERNIE query/key/value; GPT-2 c_attn */
+    size_t proj_w, proj_b; /* attention output projection */
+    size_t ln1_w, ln1_b;   /* ERNIE: after attention; GPT: before it */
+    size_t fc_w, fc_b;     /* C -> I */
+    size_t fc2_w, fc2_b;   /* I -> C */
+    size_t ln2_w, ln2_b;   /* ERNIE: after the MLP; GPT: before it */
+};
+
+/* Offsets of the tensors outside the layers (unused ones stay 0). */
+struct head_off {
+    size_t word, pos, type, task; /* embeddings */
+    size_t emb_ln_w, emb_ln_b;    /* ERNIE */
+    size_t pool_w, pool_b;        /* ERNIE pooler */
+    size_t mlm_w, mlm_b, mlm_ln_w, mlm_ln_b, mlm_bias; /* ERNIE MLM head */
+    size_t sop_w, sop_b;                               /* ERNIE SOP head */
+    size_t lnf_w, lnf_b;                               /* GPT final norm */
+};
+
+/* Saved activations of one layer.  ERNIE: r1 = x + attn, ln1 = LN(r1),
+ * r2 = ln1 + mlp, ln2 = LN(r2) is the output.  GPT: ln1 = LN(x), r1 = x +
+ * attn, ln2 = LN(r1), r2 = r1 + mlp is the output. */
+struct layer_acts {
+    float *qkv;  /* [BT, 3C] */
+    float *att;  /* [B, NH, T, T] softmax */
+    float *atty; /* [BT, C] attention output, before the projection */
+    float *r1, *ln1, *ln1_mean, *ln1_rstd;
+    float *fch, *fch_act; /* [BT, I] before and after the activation */
+    float *r2, *ln2, *ln2_mean, *ln2_rstd;
+};
+
+struct model {
+    struct model_config cfg;
+    const struct ops *ops;
+    struct param_table table;
+    struct layer_off *lo;
+    struct head_off ho;
+    float *params, *grads;
+    int max_B, max_T, max_M;
+
+    /* Activations (one arena), sized for max_B x max_T. */
+    void *arena;
+    size_t arena_bytes;
+    struct layer_acts *la;
+    float *emb;       /* [BT, C] ERNIE: sum of embeddings; GPT: output */
+    float *emb_ln, *emb_mean, *emb_rstd; /* ERNIE: LN (+ dropout) output */
+    float *tmp;       /* [BT, C] projection output before the residual */
+    float *logits;    /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
+    float *losses;    /* [BT] or [M] per-row CE */
+    float *key_bias;  /* [BT] ERNIE additive mask */
+    float *lnf, *lnf_mean, *lnf_rstd; /* GPT final norm */
+    /* ERNIE heads */
+    float *mg, *mt, *mta, *mln, *mm, *mr; /* MLM rows [M, C], stats [M] */
+    float *cls, *pool_pre, *pooled, *sop_logits, *sop_losses; /* [B, ...] */
+    /* Gradient scratch */
+    float *g0, *g1, *g2, *g3, *gq, *gi0, *gi1, *gatt;
+    float *gm0, *gm1, *gm2, *gb0, *gb1, *gb2;
+    /* Ids in backend memory */
+    int32_t *ids, *type_ids, *pos_ids, *task_ids, *labels, *mpos, *mlab;
+    int32_t *cls_rows, *sop_lab;
+    int32_t *host_scratch; /* [BT] for building id arrays */
+
+    /* The batch being processed and the forward's options. */
+    int B, T, M;
+    struct forward_opts fo;
+};
+
+/* Dropout seed of a site: layer l (or -1), site k. */
+uint64_t model_site_seed(const struct model *m, int layer, int site);
+
+/* Per-architecture parts. */
+int model_ernie_table(struct model *m);
+int model_gpt_table(struct model *m);
+void model_ernie_forward(struct model *m);
+void model_gpt_forward(struct model *m);
+void model_ernie_backward(struct model *m);
+void model_gpt_backward(struct model *m);
+
+#define P(off) (m->params + (off))
+#define G(off) (m->grads + (off))
+
+#endif /* TRAIN_MODEL_INT_H */

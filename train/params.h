@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * params.h: the tensor table.  Parameters, gradients and optimizer moments
+ * live in flat buffers (one allocation each); the table says where each
+ * named tensor sits, its shape, how tensor and pipeline parallelism would
+ * split it, whether weight decay applies and how it is initialised.  It
+ * drives allocation, initialisation, checkpoints and the decay mask.
+ */
+#ifndef TRAIN_PARAMS_H
+#define TRAIN_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How tensor parallelism (Megatron) splits a tensor. */
+enum tp_split {
+    TP_REPLICATED, /* layer norms, biases of row-parallel layers, heads */
+    TP_COLUMN,     /* the output dimension (rows of [out, in]; a bias) */
+    TP_ROW,        /* the input dimension (columns of [out, in]) */
+    TP_VOCAB,      /* rows of an embedding table (vocab-parallel) */
+};
+
+enum param_init {
+    INIT_NORMAL, /* normal(0, std) */
+    INIT_ZEROS,
+    INIT_ONES,
+};
+
+/* Pipeline placement: a transformer layer's index, or one of these. */
+#define PARAM_PRE  (-1) /* embeddings: the first stage */
+#define PARAM_POST (-2) /* final norm and heads: the last stage */
+
+#define PARAM_NAME_MAX 96
+
+struct param_tensor {
+    char name[PARAM_NAME_MAX]; /* the Hugging Face name */
+    int ndim;                  /* 1 or 2 */
+    int64_t shape[2];          /* ours: a linear weight is [out, in] */
+    size_t offset;             /* in floats, into the flat buffers */
+    size_t numel;
+    enum tp_split tp;
+    int layer;         /* layer index, PARAM_PRE or PARAM_POST */
+    int decay;         /* AdamW weight decay applies (ndim 2) */
+    int hf_transposed; /* Hugging Face stores it [in, out] (GPT-2 Conv1D) */
+    enum param_init init;
+    float std;       /* INIT_NORMAL */
+    int64_t zero_row; /* a row set to 0 at init (padding_idx), or -1 */
+};
+
+struct param_table {
+    struct param_tensor *t;
+    size_t n, cap;
+    size_t total; /* floats, all tensors */
+};
+
+void params_init(struct param_table *pt);
+void params_release(struct param_table *pt);
+
+/* params_add: append a tensor (offset = the running total).  A 1-D tensor
+ * has d1 == 0.  Returns its index, or -1 when out of memory or the name
+ * does not fit. */
+long params_add(struct param_table *pt, const char *name, int64_t d0,
+                int64_t d1, enum tp_split tp, int layer, enum param_init init,
+                float std);
+
+/* params_find: the tensor of that name, or NULL. */
+const struct param_tensor *params_find(const struct param_table *pt,
+                                       const char *name);
+
+/* params_fill_init: write every tensor's initial values into host[0..total)
+ * from seed.  Element i of the tensor named s gets the i-th normal draw of
+ * a counter-based generator keyed by (seed, s): the values depend neither
+ * on the table's order nor on any parallel layout. */
+void params_fill_init(const struct param_table *pt, uint64_t seed,
+                      float *host);
+
+/* The k-th standard normal draw of stream `key` (Box-Muller over two
+ * splitmix64 uniforms). */
+double params_normal(uint64_t key, uint64_t k);
+
+/* A 64-bit FNV-1a hash of a string (the stream key of a tensor's name). */
+uint64_t params_hash(const char *s, uint64_t seed);
+
+#endif /* TRAIN_PARAMS_H */
