@@ -15,16 +15,26 @@ OPENBLAS_LIBS := -lopenblas
 endif
 
 LIBTRAIN_SRCS := $(filter-out train/main.c,$(wildcard train/*.c))
-LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:%.c=$(BUILD)/%.o)
+# Objects go under build/libtrain/, so build/train can be the tool.
+LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 LIBTRAIN := $(BUILD)/libtrain.a
 LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp
+TRAIN_CFLAGS := -fopenmp $(OPENBLAS_CFLAGS) -Itrain
 
-$(LIBTRAIN_OBJS) $(BUILD)/train/main.o: ALL_CFLAGS += -fopenmp $(OPENBLAS_CFLAGS) -Itrain
+$(BUILD)/libtrain/%.o: train/%.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -c -o $@ $<
 
 $(LIBTRAIN): $(LIBTRAIN_OBJS)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-ALL_TARGETS += $(LIBTRAIN)
+# The `train` tool.
+TRAIN_TOOL := $(BUILD)/train
+$(TRAIN_TOOL): $(BUILD)/libtrain/main.o $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
+		$(LIBDATA_LIBS) $(REQ_LIBS)
+
+ALL_TARGETS += $(LIBTRAIN) $(TRAIN_TOOL)
 
 # Unit tests of the trainer (tests/unit/test_train_*.c) link libtrain too.
 $(BUILD)/tests/test_train_%: $(BUILD)/tests/unit/test_train_%.o $(LIBTRAIN) \
@@ -32,7 +42,7 @@ $(BUILD)/tests/test_train_%: $(BUILD)/tests/unit/test_train_%.o $(LIBTRAIN) \
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
-$(BUILD)/tests/unit/test_train_%.o: ALL_CFLAGS += -fopenmp $(OPENBLAS_CFLAGS) -Itrain
+$(BUILD)/tests/unit/test_train_%.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
 
 # The trainer's test driver (tests/drivers/drv_train.c) links libtrain.
 $(BUILD)/tests/drv_train: $(BUILD)/tests/drivers/drv_train.o $(LIBTRAIN) \
@@ -40,4 +50,4 @@ $(BUILD)/tests/drv_train: $(BUILD)/tests/drivers/drv_train.o $(LIBTRAIN) \
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
-$(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += -fopenmp $(OPENBLAS_CFLAGS) -Itrain
+$(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += $(TRAIN_CFLAGS)

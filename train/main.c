@@ -1,0 +1,747 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * train: pretrain ERNIE (MLM + SOP) or GPT on id files made by
+ * create-pretraining-data, as PaddleNLP's run_pretrain.py does: the same
+ * flags, data order, learning-rate schedule, log lines and checkpoint
+ * cadence.  See train(1) and erniekit-checkpoint(5).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "checkpoint.h"
+#include "config.h"
+#include "ds.h"
+#include "model.h"
+#include "ops.h"
+#include "optim.h"
+#include "tok.h"
+
+/* ------------------------------------------------------------------------ */
+/* Logging, in PaddleNLP's logger format                                     */
+
+static void __attribute__((format(printf, 1, 2)))
+log_info(const char *fmt, ...)
+{
+    struct timeval tv;
+    struct tm tm;
+    char ts[32];
+    va_list ap;
+
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(stderr, "[%s,%03d] [    INFO] - ", ts, (int)(tv.tv_usec / 1000));
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+fatal(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "train: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static double
+now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Vocabulary and model configuration                                        */
+
+/* path itself if it is a file, else path/name. */
+static char *
+file_in(const char *path, const char *name)
+{
+    struct stat st;
+    char *out;
+
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (asprintf(&out, "%s/%s", path, name) < 0)
+            fatal("out of memory");
+    } else if ((out = strdup(path)) == NULL) {
+        fatal("out of memory");
+    }
+    return out;
+}
+
+struct vocab {
+    struct tok_vocab *v;
+    const char **tokens;
+    size_t n_tokens, n_base;
+    int32_t cls, sep, mask, pad;
+};
+
+static int32_t
+vocab_special(const struct vocab *vc, const char *path, const char *t)
+{
+    tok_id id = tok_vocab_find(vc->v, t, strlen(t));
+
+    if (id < 0)
+        fatal("vocab '%s' has no %s token", path, t);
+    return (int32_t)id;
+}
+
+static void
+vocab_open(struct vocab *vc, const char *path)
+{
+    struct tok_err e;
+
+    if (tok_vocab_load(&vc->v, path, &e) < 0)
+        fatal("%s", e.msg);
+    vc->n_base = tok_vocab_n_ids(vc->v);
+    /* The "##<CJK>" ids PaddleNLP's tokenizer adds (the samples map them
+     * back to their characters). */
+    if (tok_vocab_extend_chinese(vc->v, &e) < 0)
+        fatal("%s: %s", path, e.msg);
+    vc->n_tokens = tok_vocab_n_ids(vc->v);
+    vc->tokens = calloc(vc->n_tokens, sizeof(*vc->tokens));
+    if (vc->tokens == NULL)
+        fatal("out of memory");
+    for (size_t i = 0; i < vc->n_tokens; i++) {
+        const char *t = tok_vocab_token(vc->v, (tok_id)i, NULL);
+
+        vc->tokens[i] = t ? t : "";
+    }
+    vc->cls = vocab_special(vc, path, "[CLS]");
+    vc->sep = vocab_special(vc, path, "[SEP]");
+    vc->mask = vocab_special(vc, path, "[MASK]");
+    vc->pad = vocab_special(vc, path, "[PAD]");
+}
+
+static void
+model_config_from_args(struct model_config *c, const struct train_args *a,
+                       const char *config_path)
+{
+    struct config_err ce;
+
+    config_defaults(c, strcmp(a->model_type, "gpt") == 0 ? MODEL_GPT
+                                                          : MODEL_ERNIE);
+    if (config_read_json(c, config_path, &ce) < 0)
+        fatal("%s", ce.msg);
+    if (a->hidden_dropout_prob >= 0) {
+        c->hidden_dropout = (float)a->hidden_dropout_prob;
+        c->embedding_dropout = (float)a->hidden_dropout_prob;
+    }
+    if (a->attention_probs_dropout_prob >= 0)
+        c->attention_dropout = (float)a->attention_probs_dropout_prob;
+    if (a->check_accuracy)
+        c->hidden_dropout = c->attention_dropout = c->embedding_dropout = 0;
+    c->binary_head = c->type == MODEL_ERNIE ? a->binary_head : 0;
+    if (config_check(c, &ce) < 0)
+        fatal("%s: %s", config_path, ce.msg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Micro-batches from the dataset layer                                      */
+
+struct loader {
+    const struct ds_corpus *c;
+    enum ds_split split;
+    struct ds_position pos;
+    int B, T, M_max;
+    enum model_type type;
+    struct ds_sample *s;
+    uint64_t *idx;
+    int32_t *ids, *types, *mask, *mpos, *mlab, *sop, *labels;
+};
+
+static void
+loader_init(struct loader *l, const struct ds_corpus *c, enum ds_split split,
+            enum model_type type, int B, int T, int M_max)
+{
+    size_t BT = (size_t)B * (size_t)T;
+    struct ds_err e;
+
+    memset(l, 0, sizeof(*l));
+    l->c = c;
+    l->split = split;
+    l->pos.split = split;
+    l->B = B;
+    l->T = T;
+    l->M_max = M_max;
+    l->type = type;
+    l->s = calloc((size_t)B, sizeof(*l->s));
+    l->idx = calloc((size_t)B, sizeof(*l->idx));
+    l->ids = calloc(BT, sizeof(int32_t));
+    l->types = calloc(BT, sizeof(int32_t));
+    l->mask = calloc(BT, sizeof(int32_t));
+    l->labels = calloc(BT, sizeof(int32_t));
+    l->mpos = calloc((size_t)M_max + 1, sizeof(int32_t));
+    l->mlab = calloc((size_t)M_max + 1, sizeof(int32_t));
+    l->sop = calloc((size_t)B, sizeof(int32_t));
+    if (!l->s || !l->idx || !l->ids || !l->types || !l->mask || !l->labels ||
+        !l->mpos || !l->mlab || !l->sop)
+        fatal("out of memory");
+    for (int i = 0; i < B; i++)
+        if (ds_sample_init(&l->s[i], c, &e) < 0)
+            fatal("%s", e.msg);
+}
+
+static void
+loader_release(struct loader *l)
+{
+    for (int i = 0; l->s && i < l->B; i++)
+        ds_sample_release(&l->s[i]);
+    free(l->s);
+    free(l->idx);
+    free(l->ids);
+    free(l->types);
+    free(l->mask);
+    free(l->labels);
+    free(l->mpos);
+    free(l->mlab);
+    free(l->sop);
+}
+
+/* The next micro-batch (PaddleNLP's collation, ernie-data.md 7.7): ERNIE
+ * rows padded to max_seq_len, masked slots flattened to b*T + position and
+ * padded to a multiple of 8 with (0, -1).  Returns 0, or 1 at the end of
+ * the split. */
+static int
+loader_next(struct loader *l, struct batch *b)
+{
+    struct ds_err e;
+    int T = l->T, rc = 0;
+
+    if (ds_corpus_batch_indices(l->c, &l->pos, 0, 1, (uint32_t)l->B, l->idx,
+                                &e) < 0)
+        return 1;
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < l->B; i++) {
+        struct ds_err ei;
+
+        if (ds_corpus_sample(l->c, l->split, l->idx[i], &l->s[i], &ei) < 0) {
+#pragma omp critical
+            {
+                if (!rc)
+                    fprintf(stderr, "train: sample %llu: %s\n",
+                            (unsigned long long)l->idx[i], ei.msg);
+                rc = -1;
+            }
+        }
+    }
+    if (rc < 0)
+        exit(1);
+    l->pos.consumed_samples += (uint64_t)l->B;
+    memset(b, 0, sizeof(*b));
+    b->B = l->B;
+    b->T = T;
+    b->input_ids = l->ids;
+    if (l->type == MODEL_GPT) {
+        for (int i = 0; i < l->B; i++) {
+            memcpy(l->ids + (size_t)i * T, l->s[i].tokens,
+                   (size_t)T * sizeof(int32_t));
+            memcpy(l->labels + (size_t)i * T, l->s[i].tokens + 1,
+                   (size_t)T * sizeof(int32_t));
+        }
+        b->labels = l->labels;
+        return 0;
+    }
+    {
+        int m = 0;
+
+        for (int i = 0; i < l->B; i++) {
+            const struct ds_ernie_sample *s = &l->s[i].ernie;
+
+            memcpy(l->ids + (size_t)i * T, s->input_ids,
+                   (size_t)T * sizeof(int32_t));
+            memcpy(l->types + (size_t)i * T, s->token_type_ids,
+                   (size_t)T * sizeof(int32_t));
+            for (int t = 0; t < T; t++)
+                l->mask[(size_t)i * T + t] = (uint32_t)t < s->n_tokens;
+            if (m + (int)s->n_masked > l->M_max)
+                fatal("micro-batch has more than %d masked tokens", l->M_max);
+            for (uint32_t k = 0; k < s->n_masked; k++) {
+                l->mpos[m] = i * T + s->masked_positions[k];
+                l->mlab[m] = s->masked_labels[k];
+                m++;
+            }
+            l->sop[i] = s->is_random;
+        }
+        b->M = (m + 7) / 8 * 8;
+        if (b->M == 0)
+            b->M = 8;
+        for (int k = m; k < b->M; k++) {
+            l->mpos[k] = 0;
+            l->mlab[k] = -1;
+        }
+    }
+    b->token_type_ids = l->types;
+    b->attention_mask = l->mask;
+    b->masked_positions = l->mpos;
+    b->masked_labels = l->mlab;
+    b->sop_labels = l->sop;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The run                                                                   */
+
+struct run {
+    struct train_args a;
+    struct model_config cfg;
+    struct vocab vocab;
+    char *vocab_path, *config_path;
+    struct ds_corpus *corpus;
+    struct model *m;
+    struct optimizer opt;
+    struct lr_params lr;
+    struct adamw_params adam;
+    struct loader train, valid;
+    int accumulate;
+    int gbs;
+    struct train_state st;
+    char *args_json;
+    FILE *jsonl;
+    double flops_per_step, peak_gflops;
+};
+
+static uint64_t
+micro_seed(const struct run *r, int64_t step, int micro)
+{
+    return ops_splitmix64((uint64_t)r->a.seed ^
+                          ops_splitmix64(((uint64_t)step << 16) |
+                                         (uint64_t)micro));
+}
+
+/* The SGEMM rate of the backend on a 1024-cube, best of 3: the peak MFU
+ * is reported against (on the CPU). */
+static double
+measure_gflops(const struct ops *op)
+{
+    int n = 1024;
+    size_t bytes = (size_t)n * n * sizeof(float);
+    float *x = op->alloc(bytes), *w = op->alloc(bytes), *y = op->alloc(bytes);
+    double best = 1e30;
+
+    if (!x || !w || !y)
+        fatal("out of memory");
+    op->linear_fwd(y, x, w, NULL, n, n, n);
+    for (int i = 0; i < 3; i++) {
+        double t = now();
+
+        op->linear_fwd(y, x, w, NULL, n, n, n);
+        t = now() - t;
+        if (t < best)
+            best = t;
+    }
+    op->release(x);
+    op->release(w);
+    op->release(y);
+    return 2.0 * n * n * n / best / 1e9;
+}
+
+static void
+open_data(struct run *r)
+{
+    struct ds_corpus_opts o;
+    struct ds_err e;
+    const struct train_args *a = &r->a;
+    int eval_iters = a->eval_iters * r->accumulate;
+    int test_iters = 10 * a->eval_iters * r->accumulate;
+
+    memset(&o, 0, sizeof(o));
+    o.kind = r->cfg.type == MODEL_GPT ? DS_CORPUS_GPT : DS_CORPUS_ERNIE;
+    o.split = a->split;
+    o.max_seq_len = (uint32_t)a->max_seq_len;
+    o.seed = (uint64_t)a->seed;
+    o.short_seq_prob = a->short_seq_prob;
+    /* ernie-data.md 8.3: T = gbs * max_steps; the valid and test counts
+     * from the evaluation cadence. */
+    o.n_samples[0] = (uint64_t)r->gbs * (uint64_t)a->max_steps;
+    o.n_samples[1] = (uint64_t)a->micro_batch_size *
+                     (uint64_t)(a->max_steps / a->eval_freq + 1) *
+                     (uint64_t)eval_iters;
+    o.n_samples[2] = (uint64_t)a->micro_batch_size * (uint64_t)test_iters;
+    o.cache_dir = a->cache_dir;
+    if (o.kind == DS_CORPUS_ERNIE) {
+        o.ernie.masked_lm_prob = a->masked_lm_prob;
+        o.ernie.max_ngrams = (uint32_t)a->max_ngrams;
+        o.ernie.favor_longer_ngram = a->favor_longer_ngram;
+        o.ernie.binary_head = a->binary_head;
+        o.ernie.cls_id = r->vocab.cls;
+        o.ernie.sep_id = r->vocab.sep;
+        o.ernie.mask_id = r->vocab.mask;
+        o.ernie.pad_id = r->vocab.pad;
+    }
+    if (ds_corpus_open(&r->corpus, a->input_dir, &o,
+                       o.kind == DS_CORPUS_ERNIE ? r->vocab.tokens : NULL,
+                       r->vocab.n_tokens, r->vocab.n_base, &e) < 0)
+        fatal("%s", e.msg);
+    log_info("data: %llu train, %llu valid, %llu test samples (%zu index "
+             "file(s) built)",
+             (unsigned long long)ds_corpus_n_samples(r->corpus, DS_SPLIT_TRAIN),
+             (unsigned long long)ds_corpus_n_samples(r->corpus, DS_SPLIT_VALID),
+             (unsigned long long)ds_corpus_n_samples(r->corpus, DS_SPLIT_TEST),
+             ds_corpus_n_built(r->corpus));
+}
+
+static int
+max_masked(const struct train_args *a)
+{
+    /* Per sample at most max(1, round(len * p)) <= ceil(T * p) + 1. */
+    int per = (int)ceil(a->max_seq_len * a->masked_lm_prob) + 1;
+
+    return (a->micro_batch_size * per + 7) / 8 * 8;
+}
+
+static void
+setup(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    char err[1024];
+    const struct ops *op;
+
+    if (!a->model_type || (strcmp(a->model_type, "ernie") &&
+                           strcmp(a->model_type, "gpt")))
+        fatal("--model_type must be ernie or gpt");
+    if (!a->model_name_or_path || !a->input_dir || !a->output_dir)
+        fatal("--model_name_or_path, --input_dir and --output_dir are "
+              "required (see train --help)");
+    if (a->micro_batch_size < 1 || a->max_steps < 1 || a->max_seq_len < 4 ||
+        a->logging_freq < 1 || a->eval_freq < 1 || a->eval_iters < 0 ||
+        a->save_steps < 1 || a->checkpoint_steps < 1)
+        fatal("micro_batch_size, max_steps, logging_freq, eval_freq, "
+              "save_steps and checkpoint_steps must be positive");
+    r->gbs = a->global_batch_size ? a->global_batch_size : a->micro_batch_size;
+    if (r->gbs % a->micro_batch_size)
+        fatal("global_batch_size %d is not a multiple of micro_batch_size %d",
+              r->gbs, a->micro_batch_size);
+    r->accumulate = r->gbs / a->micro_batch_size;
+    if (strcmp(a->device, "cuda") == 0)
+        fatal("--device cuda: this build has no CUDA backend yet");
+    if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
+        fatal("--device must be cpu, cuda or auto");
+
+    r->config_path = file_in(a->model_name_or_path, "config.json");
+    model_config_from_args(&r->cfg, a, r->config_path);
+    if (r->cfg.type == MODEL_ERNIE) {
+        r->vocab_path = file_in(a->tokenizer_name_or_path
+                                    ? a->tokenizer_name_or_path
+                                    : a->model_name_or_path,
+                                "vocab.txt");
+        vocab_open(&r->vocab, r->vocab_path);
+        if (r->vocab.n_base > (size_t)r->cfg.vocab_size)
+            fatal("vocab '%s' has %zu tokens but the model config '%s' only "
+                  "%d (vocab_size)",
+                  r->vocab_path, r->vocab.n_base, r->config_path,
+                  r->cfg.vocab_size);
+    }
+    if (a->max_seq_len > r->cfg.max_position)
+        fatal("--max_seq_len %d exceeds the model's %d positions (%s)",
+              a->max_seq_len, r->cfg.max_position, r->config_path);
+
+    op = ops_cpu(a->threads);
+    if (model_create(&r->m, &r->cfg, op, a->micro_batch_size, a->max_seq_len,
+                     r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0, err,
+                     sizeof(err)) < 0)
+        fatal("%s", err);
+    if (optim_create(&r->opt, op, model_table(r->m)) < 0)
+        fatal("out of memory for the optimizer");
+    r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
+                 : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
+                 : r->cfg.type == MODEL_GPT                 ? LR_COSINE
+                                                            : LR_LINEAR;
+    r->lr.max_lr = a->max_lr;
+    r->lr.min_lr = a->min_lr;
+    r->lr.warmup_steps = a->warmup_rate * a->max_steps;
+    r->lr.decay_steps = a->decay_steps ? a->decay_steps : a->max_steps;
+    r->adam.beta1 = a->adam_beta1;
+    r->adam.beta2 = a->adam_beta2;
+    r->adam.eps = a->adam_epsilon;
+    r->adam.weight_decay = a->weight_decay;
+    r->adam.grad_clip = a->grad_clip;
+    {
+        /* Model FLOPs per token, 6N + 12 l h s (Korthikanti et al.), N
+         * all parameters; times the tokens of a step. */
+        double N = (double)model_table(r->m)->total;
+        double l = r->cfg.num_layers, h = r->cfg.hidden_size;
+
+        r->flops_per_step = (6.0 * N + 12.0 * l * h * a->max_seq_len) *
+                            (double)r->gbs * a->max_seq_len;
+    }
+    r->peak_gflops = a->peak_gflops > 0 ? a->peak_gflops : measure_gflops(op);
+}
+
+static void
+load_or_init(struct run *r)
+{
+    char err[1024], *last;
+    const struct train_args *a = &r->a;
+
+    memset(&r->st, 0, sizeof(r->st));
+    r->st.seed = (uint64_t)a->seed;
+    r->st.global_batch_size = r->gbs;
+    r->st.micro_batch_size = a->micro_batch_size;
+    if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
+        fatal("out of memory");
+    if (ckpt_exists(last)) {
+        if (ckpt_load(last, r->m, &r->opt, &r->st, err, sizeof(err)) < 0)
+            fatal("cannot resume from %s: %s", last, err);
+        if (r->st.global_batch_size != r->gbs)
+            fatal("%s was written with global_batch_size %lld; this run has "
+                  "%d",
+                  last, (long long)r->st.global_batch_size, r->gbs);
+        log_info("resuming from %s at global step %lld (%llu samples "
+                 "consumed)",
+                 last, (long long)r->st.global_step,
+                 (unsigned long long)r->st.consumed_samples);
+    } else if (a->continue_training) {
+        struct train_state ignored;
+
+        if (ckpt_load(a->model_name_or_path, r->m, NULL, &ignored, err,
+                      sizeof(err)) < 0)
+            fatal("--continue_training: %s", err);
+        log_info("weights from %s", a->model_name_or_path);
+    } else {
+        if (model_init_params(r->m, (uint64_t)a->seed) < 0)
+            fatal("out of memory");
+    }
+    free(last);
+}
+
+static void
+save(struct run *r, const char *name, int keep_backup)
+{
+    char *dir, err[1024];
+
+    if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
+        fatal("out of memory");
+    if (ckpt_save(dir, r->m, &r->opt, &r->st, r->args_json, r->vocab_path,
+                  keep_backup, err, sizeof(err)) < 0)
+        fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
+              dir, err);
+    log_info("saved %s", dir);
+    free(dir);
+}
+
+static void
+check_loss(const struct run *r, const struct losses *L, const char *what)
+{
+    if (!isfinite(L->loss))
+        fatal("global step %lld: %s loss is %f; stopping (lower --max_lr, "
+              "set --grad_clip, or check the data)",
+              (long long)r->st.global_step + 1, what, L->loss);
+}
+
+/* Evaluate `iters` micro-batches of a split, continuing its loader. */
+static void
+evaluate(struct run *r, struct loader *l, const char *name, int iters)
+{
+    struct losses sum = { 0, 0, 0 }, L;
+    struct forward_opts fo = { 0, 0, 0.0f };
+    struct batch b;
+    char err[1024];
+    double t0 = now();
+    int n = 0;
+
+    for (int i = 0; i < iters; i++) {
+        if (loader_next(l, &b))
+            break;
+        if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
+            fatal("%s step %d: %s", name, i, err);
+        check_loss(r, &L, name);
+        sum.loss += L.loss;
+        sum.lm_loss += L.lm_loss;
+        sum.sop_loss += L.sop_loss;
+        n++;
+    }
+    if (n == 0) {
+        log_info("%s step %lld: no %s data", name,
+                 (long long)r->st.global_step, name);
+        return;
+    }
+    log_info("%s step %lld, batch: %d, loss: %.6f, lm_loss: %.6f, sop_loss: "
+             "%.6f, ips: %.0f seqs/s",
+             name, (long long)r->st.global_step, n, sum.loss / n,
+             sum.lm_loss / n, sum.sop_loss / n,
+             n * r->a.micro_batch_size / (now() - t0));
+    if (r->jsonl) {
+        fprintf(r->jsonl,
+                "{\"%s_step\": %lld, \"loss\": %.9g, \"lm_loss\": %.9g, "
+                "\"sop_loss\": %.9g}\n",
+                name, (long long)r->st.global_step, sum.loss / n,
+                sum.lm_loss / n, sum.sop_loss / n);
+        fflush(r->jsonl);
+    }
+}
+
+static void
+train_loop(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct losses acc = { 0, 0, 0 };
+    double t_log = now(), norm = 0;
+    int logged = 0;
+    char err[1024];
+
+    r->train.pos.consumed_samples = r->st.consumed_samples;
+    /* The valid loader resumes where PaddleNLP's would (7.8). */
+    r->valid.pos.consumed_samples =
+        (uint64_t)a->micro_batch_size *
+        (uint64_t)((r->st.global_step + 1) / a->eval_freq) *
+        (uint64_t)(a->eval_iters * r->accumulate);
+    while (r->st.global_step < a->max_steps) {
+        int64_t step = r->st.global_step + 1;
+        double lr = lr_at(&r->lr, step);
+
+        model_zero_grad(r->m);
+        for (int k = 0; k < r->accumulate; k++) {
+            struct forward_opts fo;
+            struct batch b;
+            struct losses L;
+
+            fo.dropout = 1;
+            fo.seed = micro_seed(r, step, k);
+            fo.grad_scale = 1.0f / (float)r->accumulate;
+            if (loader_next(&r->train, &b))
+                fatal("global step %lld: the training data ran out",
+                      (long long)step);
+            if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
+                fatal("global step %lld: %s", (long long)step, err);
+            check_loss(r, &L, "training");
+            model_backward(r->m);
+            acc.loss += L.loss;
+            acc.lm_loss += L.lm_loss;
+            acc.sop_loss += L.sop_loss;
+        }
+        if (optim_step(&r->opt, model_params(r->m), model_grads(r->m), lr,
+                       &r->adam, &norm) < 0)
+            fatal("global step %lld: the gradient norm is %f; stopping",
+                  (long long)step, norm);
+        r->st.global_step = step;
+        r->st.optimizer_step = r->opt.t;
+        r->st.consumed_samples = r->train.pos.consumed_samples;
+        r->st.learning_rate = lr;
+        logged++;
+        if (step % a->logging_freq == 0) {
+            double dt = now() - t_log, n = (double)logged * r->accumulate;
+            double speed = logged / dt, ips = speed * r->gbs;
+            double tps = ips * a->max_seq_len;
+            double mfu = speed * r->flops_per_step / (r->peak_gflops * 1e9);
+
+            if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
+                log_info("global step %lld, loss: %.6f, lm_loss: %.6f, "
+                         "sop_loss: %.6f, speed: %.2f steps/s, ips: %.2f "
+                         "seqs/s, learning rate: %.5e, tokens/s: %.0f, "
+                         "mfu: %.1f%%, grad_norm: %.4f",
+                         (long long)step, acc.loss / n, acc.lm_loss / n,
+                         acc.sop_loss / n, speed, ips, lr, tps, 100 * mfu,
+                         norm);
+            else
+                log_info("global step %lld, loss: %.6f, speed: %.2f steps/s, "
+                         "ips: %.2f seqs/s, learning rate: %.5e, tokens/s: "
+                         "%.0f, mfu: %.1f%%, grad_norm: %.4f",
+                         (long long)step, acc.loss / n, speed, ips, lr, tps,
+                         100 * mfu, norm);
+            if (r->jsonl) {
+                fprintf(r->jsonl,
+                        "{\"global_step\": %lld, \"loss\": %.9g, "
+                        "\"lm_loss\": %.9g, \"sop_loss\": %.9g, "
+                        "\"learning_rate\": %.9g, \"steps_per_second\": %.6g, "
+                        "\"samples_per_second\": %.6g, \"tokens_per_second\": "
+                        "%.6g, \"mfu\": %.6g, \"grad_norm\": %.9g, "
+                        "\"consumed_samples\": %llu}\n",
+                        (long long)step, acc.loss / n, acc.lm_loss / n,
+                        acc.sop_loss / n, lr, speed, ips, tps, mfu, norm,
+                        (unsigned long long)r->st.consumed_samples);
+                fflush(r->jsonl);
+            }
+            memset(&acc, 0, sizeof(acc));
+            logged = 0;
+            t_log = now();
+        }
+        if (step % a->eval_freq == 0 && a->eval_iters > 0)
+            evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate);
+        if (step % a->checkpoint_steps == 0)
+            save(r, "model_last", 1);
+        if (step % a->save_steps == 0 || step == a->max_steps) {
+            char name[64];
+
+            snprintf(name, sizeof(name), "model_%lld", (long long)step);
+            save(r, name, 0);
+        }
+    }
+    if (a->eval_iters > 0) {
+        struct loader test;
+
+        loader_init(&test, r->corpus, DS_SPLIT_TEST, r->cfg.type,
+                    a->micro_batch_size, a->max_seq_len, max_masked(a));
+        evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate);
+        loader_release(&test);
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    struct run r;
+    int rc;
+    char *log_path;
+
+    memset(&r, 0, sizeof(r));
+    rc = args_parse(&r.a, argc, argv);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    setup(&r);
+    if (mkdir(r.a.output_dir, 0777) < 0 && errno != EEXIST)
+        fatal("cannot create %s: %s", r.a.output_dir, strerror(errno));
+    r.args_json = args_to_json(&r.a);
+    log_info("%s", "----------- Configuration Arguments -----------");
+    args_print(&r.a, stderr, "");
+    log_info("model: %s, %zu parameters, %.1f MB of activations; "
+             "accumulate %d micro-batches; device cpu (%s), SGEMM %.1f "
+             "GFLOP/s%s",
+             r.cfg.type == MODEL_GPT ? "gpt" : "ernie",
+             model_table(r.m)->total,
+             model_activation_bytes(r.m) / 1e6, r.accumulate,
+             model_ops(r.m)->name, r.peak_gflops,
+             r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
+    open_data(&r);
+    load_or_init(&r);
+    loader_init(&r.train, r.corpus, DS_SPLIT_TRAIN, r.cfg.type,
+                r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
+    loader_init(&r.valid, r.corpus, DS_SPLIT_VALID, r.cfg.type,
+                r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
+    if (asprintf(&log_path, "%s/train_log.jsonl", r.a.output_dir) < 0)
+        fatal("out of memory");
+    r.jsonl = fopen(log_path, "a");
+    if (r.jsonl == NULL)
+        fatal("cannot open %s: %s", log_path, strerror(errno));
+    free(log_path);
+    train_loop(&r);
+    fclose(r.jsonl);
+    loader_release(&r.train);
+    loader_release(&r.valid);
+    optim_release(&r.opt);
+    model_free(r.m);
+    ds_corpus_close(r.corpus);
+    free(r.args_json);
+    free(r.vocab_path);
+    free(r.config_path);
+    args_release(&r.a);
+    return 0;
+}
