@@ -1,0 +1,758 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops_cpu.c: the CPU backend of the compute interface (ops.h), the
+ * reference every faster backend is tested against.  GEMMs go to OpenBLAS
+ * (its OpenMP build, so it shares our thread pool), everything else is
+ * plain loops under `omp parallel for schedule(static)`.
+ *
+ * Determinism: no reduction is split across threads.  A sum over rows
+ * (bias and LayerNorm parameter gradients, embedding and scatter
+ * gradients) is parallelized over blocks of columns instead, each block
+ * walking the rows in order; sumsq adds fixed-size chunks in index order.
+ * So results do not depend on the thread count, except through OpenBLAS's
+ * own partitioning of large GEMMs.
+ */
+#include <assert.h>
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* Columns per task of the column-parallel reductions: one 64-byte line. */
+#define COL_BLOCK 16
+
+/* Side of the square tile of dropped attention probabilities staged on
+ * the stack (64 KiB, well inside an OpenMP worker's stack). */
+#define ATT_TILE 128
+
+/* sumsq adds chunks of this many elements, in double, then the chunk
+ * sums in index order; SUMSQ_ROUND chunks are summed in parallel at a
+ * time. */
+#define SUMSQ_CHUNK 4096
+#define SUMSQ_ROUND 256
+
+static int
+imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static void *
+cpu_alloc(size_t bytes)
+{
+    size_t len = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, len ? len : 64);
+
+    if (p != NULL)
+        memset(p, 0, len);
+    return p;
+}
+
+static void
+cpu_release(void *p)
+{
+    free(p);
+}
+
+static void
+cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+}
+
+static void
+cpu_zero(void *p, size_t bytes)
+{
+    memset(p, 0, bytes);
+}
+
+/* ------------------------------------------------------------ linear */
+
+static void
+cpu_linear_fwd(float *y, const float *x, const float *w, const float *b, int M,
+               int K, int N)
+{
+    if (M == 0 || N == 0)
+        return;
+    assert(K > 0);
+    /* With a bias, y starts as b in every row and the GEMM adds to it. */
+    if (b != NULL) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < M; i++)
+            memcpy(y + (size_t)i * N, b, (size_t)N * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w,
+                K, b != NULL ? 1.0f : 0.0f, y, N);
+}
+
+/* db[N] += column sums of dy[M,N], each column summed in row order in
+ * double. */
+static void
+col_sums_add(float *db, const float *dy, int M, int N)
+{
+    int n_blocks = (N + COL_BLOCK - 1) / COL_BLOCK;
+
+#pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < n_blocks; blk++) {
+        int j0 = blk * COL_BLOCK, nj = imin(COL_BLOCK, N - j0);
+        double acc[COL_BLOCK] = { 0 };
+
+        for (int i = 0; i < M; i++) {
+            const float *row = dy + (size_t)i * N + j0;
+
+            for (int j = 0; j < nj; j++)
+                acc[j] += row[j];
+        }
+        for (int j = 0; j < nj; j++)
+            db[j0 + j] += (float)acc[j];
+    }
+}
+
+static void
+cpu_linear_bwd(float *dx, float *dw, float *db, const float *dy, const float *x,
+               const float *w, int M, int K, int N)
+{
+    if (M == 0 || N == 0 || K == 0)
+        return;
+    if (dx != NULL)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f,
+                    dy, N, w, K, 1.0f, dx, K);
+    if (dw != NULL)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dy,
+                    N, x, K, 1.0f, dw, K);
+    if (db != NULL)
+        col_sums_add(db, dy, M, N);
+}
+
+/* ------------------------------------------------------------ rows */
+
+static void
+cpu_embed_fwd(float *y, const int32_t *ids, const float *table, int n, int C,
+              int accumulate)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *src = table + (size_t)ids[i] * C;
+        float *dst = y + (size_t)i * C;
+
+        assert(ids[i] >= 0);
+        if (accumulate) {
+            for (int j = 0; j < C; j++)
+                dst[j] += src[j];
+        } else {
+            memcpy(dst, src, (size_t)C * sizeof(float));
+        }
+    }
+}
+
+/* dx[rows[i],:] += dy[i,:] for i in order, skipping rows[i] == skip.
+ * Rows repeat, so threads own blocks of columns, never rows. */
+static void
+rows_add(float *dx, const float *dy, const int32_t *rows, int n, int C,
+         int32_t skip)
+{
+    int n_blocks = (C + COL_BLOCK - 1) / COL_BLOCK;
+
+#pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < n_blocks; blk++) {
+        int j0 = blk * COL_BLOCK, nj = imin(COL_BLOCK, C - j0);
+
+        for (int i = 0; i < n; i++) {
+            const float *src = dy + (size_t)i * C + j0;
+            float *dst;
+
+            if (rows[i] == skip)
+                continue;
+            assert(rows[i] >= 0);
+            dst = dx + (size_t)rows[i] * C + j0;
+            for (int j = 0; j < nj; j++)
+                dst[j] += src[j];
+        }
+    }
+}
+
+static void
+cpu_embed_bwd(float *dtable, const float *dy, const int32_t *ids, int n, int C,
+              int32_t skip_id)
+{
+    /* skip_id -1 skips nothing: ids are never negative. */
+    rows_add(dtable, dy, ids, n, C, skip_id);
+}
+
+static void
+cpu_gather_rows(float *y, const float *x, const int32_t *rows, int n, int C)
+{
+    cpu_embed_fwd(y, rows, x, n, C, 0);
+}
+
+static void
+cpu_scatter_add_rows(float *dx, const float *dy, const int32_t *rows, int n,
+                     int C)
+{
+    rows_add(dx, dy, rows, n, C, -1);
+}
+
+/* ------------------------------------------------------------ layernorm */
+
+/* Mean and variance in two passes over the row, each accumulated in
+ * double, so eps = 1e-12 (ERNIE) still sees an exact variance. */
+static void
+cpu_layernorm_fwd(float *y, float *mean, float *rstd, const float *x,
+                  const float *w, const float *b, int n, int C, float eps)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *xr = x + (size_t)i * C;
+        float *yr = y + (size_t)i * C;
+        double sum = 0.0, var = 0.0;
+        float m, s;
+
+        for (int j = 0; j < C; j++)
+            sum += xr[j];
+        m = (float)(sum / C);
+        for (int j = 0; j < C; j++) {
+            double d = (double)xr[j] - m;
+
+            var += d * d;
+        }
+        s = (float)(1.0 / sqrt(var / C + eps));
+        for (int j = 0; j < C; j++)
+            yr[j] = (xr[j] - m) * s * w[j] + b[j];
+        if (mean != NULL)
+            mean[i] = m;
+        if (rstd != NULL)
+            rstd[i] = s;
+    }
+}
+
+/* dx += rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), with
+ * dnorm = dy * w and norm = (x - mean) * rstd (llm.c's formula). */
+static void
+layernorm_dx(float *dx, const float *dy, const float *x, const float *w,
+             const float *mean, const float *rstd, int n, int C)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *dyr = dy + (size_t)i * C, *xr = x + (size_t)i * C;
+        float *dxr = dx + (size_t)i * C;
+        double sum_d = 0.0, sum_dn = 0.0;
+        float md, mdn;
+
+        for (int j = 0; j < C; j++) {
+            float norm = (xr[j] - mean[i]) * rstd[i];
+            float dnorm = dyr[j] * w[j];
+
+            sum_d += dnorm;
+            sum_dn += (double)dnorm * norm;
+        }
+        md = (float)(sum_d / C);
+        mdn = (float)(sum_dn / C);
+        for (int j = 0; j < C; j++) {
+            float norm = (xr[j] - mean[i]) * rstd[i];
+            float dnorm = dyr[j] * w[j];
+
+            dxr[j] += rstd[i] * (dnorm - md - norm * mdn);
+        }
+    }
+}
+
+/* dw += sum over rows of dy * norm, db += sum of dy: column blocks, rows
+ * in order, accumulated in double. */
+static void
+layernorm_dwdb(float *dw, float *db, const float *dy, const float *x,
+               const float *mean, const float *rstd, int n, int C)
+{
+    int n_blocks = (C + COL_BLOCK - 1) / COL_BLOCK;
+
+#pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < n_blocks; blk++) {
+        int j0 = blk * COL_BLOCK, nj = imin(COL_BLOCK, C - j0);
+        double acc_w[COL_BLOCK] = { 0 }, acc_b[COL_BLOCK] = { 0 };
+
+        for (int i = 0; i < n; i++) {
+            const float *dyr = dy + (size_t)i * C + j0;
+            const float *xr = x + (size_t)i * C + j0;
+
+            for (int j = 0; j < nj; j++) {
+                float norm = (xr[j] - mean[i]) * rstd[i];
+
+                acc_w[j] += (double)dyr[j] * norm;
+                acc_b[j] += dyr[j];
+            }
+        }
+        for (int j = 0; j < nj; j++) {
+            if (dw != NULL)
+                dw[j0 + j] += (float)acc_w[j];
+            if (db != NULL)
+                db[j0 + j] += (float)acc_b[j];
+        }
+    }
+}
+
+static void
+cpu_layernorm_bwd(float *dx, float *dw, float *db, const float *dy,
+                  const float *x, const float *w, const float *mean,
+                  const float *rstd, int n, int C)
+{
+    if (dx != NULL)
+        layernorm_dx(dx, dy, x, w, mean, rstd, n, C);
+    if (dw != NULL || db != NULL)
+        layernorm_dwdb(dw, db, dy, x, mean, rstd, n, C);
+}
+
+/* ------------------------------------------------------------ activations */
+
+#define INV_SQRT2      0.70710678118654752f
+#define INV_SQRT_2PI   0.39894228040143268f
+#define SQRT_2_OVER_PI 0.79788456080286536f
+#define GELU_CUBE      0.044715f
+
+static float
+act_f(float x, enum ops_act act)
+{
+    switch (act) {
+    case OPS_ACT_GELU:
+        return 0.5f * x * (1.0f + erff(x * INV_SQRT2));
+    case OPS_ACT_GELU_TANH:
+        return 0.5f * x *
+               (1.0f + tanhf(SQRT_2_OVER_PI * (x + GELU_CUBE * x * x * x)));
+    case OPS_ACT_RELU:
+        return x > 0.0f ? x : 0.0f;
+    case OPS_ACT_TANH:
+        return tanhf(x);
+    }
+    assert(!"unknown activation");
+    return 0.0f;
+}
+
+/* f'(x); relu's is 0 at x <= 0, as torch's. */
+static float
+act_df(float x, enum ops_act act)
+{
+    float t;
+
+    switch (act) {
+    case OPS_ACT_GELU:
+        return 0.5f * (1.0f + erff(x * INV_SQRT2)) +
+               x * INV_SQRT_2PI * expf(-0.5f * x * x);
+    case OPS_ACT_GELU_TANH:
+        t = tanhf(SQRT_2_OVER_PI * (x + GELU_CUBE * x * x * x));
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * SQRT_2_OVER_PI *
+                                       (1.0f + 3.0f * GELU_CUBE * x * x);
+    case OPS_ACT_RELU:
+        return x > 0.0f ? 1.0f : 0.0f;
+    case OPS_ACT_TANH:
+        t = tanhf(x);
+        return 1.0f - t * t;
+    }
+    assert(!"unknown activation");
+    return 0.0f;
+}
+
+static void
+cpu_act_fwd(float *y, const float *x, size_t n, enum ops_act act)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] = act_f(x[i], act);
+}
+
+static void
+cpu_act_bwd(float *dx, const float *dy, const float *x, size_t n,
+            enum ops_act act)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dx[i] += dy[i] * act_df(x[i], act);
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+static void
+cpu_add(float *y, const float *a, const float *b, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] = a[i] + b[i];
+}
+
+static void
+cpu_accumulate(float *y, const float *x, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+static void
+cpu_scale(float *x, size_t n, float s)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        x[i] *= s;
+}
+
+/* keep / (1 - p) for element i: 0 or the scale. */
+static float
+dropout_factor(uint64_t seed, uint64_t i, float p, float scale)
+{
+    return ops_dropout_uniform(seed, i) >= p ? scale : 0.0f;
+}
+
+static void
+cpu_dropout_fwd(float *y, const float *x, size_t n, float p, uint64_t seed)
+{
+    float scale;
+
+    assert(p >= 0.0f && p < 1.0f);
+    if (p == 0.0f) {
+        if (y != x)
+            memcpy(y, x, n * sizeof(float));
+        return;
+    }
+    scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] * dropout_factor(seed, i, p, scale);
+}
+
+static void
+cpu_dropout_bwd(float *dx, const float *dy, size_t n, float p, uint64_t seed)
+{
+    float scale;
+
+    assert(p >= 0.0f && p < 1.0f);
+    if (p == 0.0f) {
+        cpu_accumulate(dx, dy, n);
+        return;
+    }
+    scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dx[i] += dy[i] * dropout_factor(seed, i, p, scale);
+}
+
+/* ------------------------------------------------------------ attention */
+
+/* One (b, h) pair: its views of q, k, v (D columns, row stride 3C), and
+ * where its att block and its dropout draws start. */
+struct head {
+    const float *q, *k, *v;
+    size_t off; /* ((b * NH + h) * T) * T: att block and dropout index */
+    int b, h, D;
+};
+
+static struct head
+head_at(const float *qkv, int bh, int T, int C, int NH)
+{
+    struct head hd;
+
+    hd.D = C / NH;
+    hd.b = bh / NH;
+    hd.h = bh % NH;
+    hd.q = qkv + (size_t)hd.b * T * 3 * C + (size_t)hd.h * hd.D;
+    hd.k = hd.q + C;
+    hd.v = hd.q + 2 * C;
+    hd.off = (size_t)bh * T * T;
+    return hd;
+}
+
+/* Softmax of one row of scores in place over its first n_keys entries
+ * (the rest, causally masked, become exactly 0), after adding bias. */
+static void
+softmax_row(float *row, const float *bias, int n_keys, int T)
+{
+    float max = -INFINITY, sum = 0.0f, inv;
+
+    for (int j = 0; j < n_keys; j++) {
+        if (bias != NULL)
+            row[j] += bias[j];
+        max = fmaxf(max, row[j]);
+    }
+    for (int j = 0; j < n_keys; j++) {
+        row[j] = expf(row[j] - max);
+        sum += row[j];
+    }
+    inv = 1.0f / sum;
+    for (int j = 0; j < n_keys; j++)
+        row[j] *= inv;
+    for (int j = n_keys; j < T; j++)
+        row[j] = 0.0f;
+}
+
+/* out_h = dropped(att_h) . v_h.  The dropped probabilities go through a
+ * stack buffer, one ATT_TILE x ATT_TILE tile of (queries, keys) at a time,
+ * so the forward pass needs no allocation and att keeps the undropped
+ * softmax.  Causally, tiles wholly after the diagonal are all 0: skipped. */
+static void
+attention_pv_dropped(float *out_h, const float *att_h, const struct head *hd,
+                     int T, int C, int causal, float p, uint64_t seed)
+{
+    float buf[ATT_TILE * ATT_TILE];
+    float scale = 1.0f / (1.0f - p);
+
+    for (int i0 = 0; i0 < T; i0 += ATT_TILE) {
+        int ni = imin(ATT_TILE, T - i0);
+        int n_keys = causal ? i0 + ni : T;
+
+        for (int j0 = 0; j0 < n_keys; j0 += ATT_TILE) {
+            int nj = imin(ATT_TILE, n_keys - j0);
+
+            for (int i = 0; i < ni; i++) {
+                size_t at = (size_t)(i0 + i) * T + j0;
+
+                for (int j = 0; j < nj; j++)
+                    buf[i * nj + j] =
+                        att_h[at + j] *
+                        dropout_factor(seed, hd->off + at + j, p, scale);
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, hd->D,
+                        nj, 1.0f, buf, nj, hd->v + (size_t)j0 * 3 * C, 3 * C,
+                        j0 > 0 ? 1.0f : 0.0f, out_h + (size_t)i0 * C, C);
+        }
+    }
+}
+
+static void
+cpu_attention_fwd(float *out, float *att, const float *qkv,
+                  const float *key_bias, int B, int T, int C, int NH,
+                  int causal, float p, uint64_t seed)
+{
+    int D = C / NH;
+    float alpha = 1.0f / sqrtf((float)D);
+
+    assert(C % NH == 0 && p >= 0.0f && p < 1.0f);
+    /* Single-threaded SGEMMs inside: OpenBLAS's OpenMP build runs one
+     * thread when called from a parallel region. */
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        struct head hd = head_at(qkv, bh, T, C, NH);
+        float *att_h = att + hd.off;
+        float *out_h = out + (size_t)hd.b * T * C + (size_t)hd.h * D;
+        const float *bias =
+            key_bias != NULL ? key_bias + (size_t)hd.b * T : NULL;
+
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, alpha,
+                    hd.q, 3 * C, hd.k, 3 * C, 0.0f, att_h, T);
+        for (int i = 0; i < T; i++)
+            softmax_row(att_h + (size_t)i * T, bias, causal ? i + 1 : T, T);
+        if (p > 0.0f)
+            attention_pv_dropped(out_h, att_h, &hd, T, C, causal, p, seed);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T,
+                        1.0f, att_h, T, hd.v, 3 * C, 0.0f, out_h, C);
+    }
+}
+
+/* s[T,T] = att_h with the dropout mask and scale applied. */
+static void
+att_dropped(float *s, const float *att_h, size_t off, int T, float p,
+            uint64_t seed)
+{
+    float scale = 1.0f / (1.0f - p);
+
+    for (size_t e = 0; e < (size_t)T * T; e++)
+        s[e] = att_h[e] * dropout_factor(seed, off + e, p, scale);
+}
+
+/* dscores = att * (dprobs - rowsum(dprobs * att)) in place over dprobs;
+ * the causally masked entries have att == 0 and come out 0. */
+static void
+softmax_bwd_rows(float *s, const float *att_h, int T)
+{
+    for (int i = 0; i < T; i++) {
+        float *sr = s + (size_t)i * T;
+        const float *ar = att_h + (size_t)i * T;
+        float dot = 0.0f;
+
+        for (int j = 0; j < T; j++)
+            dot += sr[j] * ar[j];
+        for (int j = 0; j < T; j++)
+            sr[j] = ar[j] * (sr[j] - dot);
+    }
+}
+
+static void
+cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
+                  const float *qkv, const float *att, int B, int T, int C,
+                  int NH, int causal, float p, uint64_t seed)
+{
+    int D = C / NH;
+    float alpha = 1.0f / sqrtf((float)D);
+
+    (void)causal; /* att is 0 on masked keys, which is all backward needs */
+    assert(C % NH == 0 && p >= 0.0f && p < 1.0f);
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        struct head hd = head_at(qkv, bh, T, C, NH);
+        const float *att_h = att + hd.off, *probs = att_h;
+        const float *dout_h = dout + (size_t)hd.b * T * C + (size_t)hd.h * D;
+        float *s = scratch + hd.off;
+        float *dq = dqkv + (hd.q - qkv), *dk = dq + C, *dv = dq + 2 * C;
+
+        /* dv += dropped(att)^T . dout, the dropped probs staged in s. */
+        if (p > 0.0f) {
+            att_dropped(s, att_h, hd.off, T, p, seed);
+            probs = s;
+        }
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, 1.0f,
+                    probs, T, dout_h, C, 1.0f, dv, 3 * C);
+
+        /* dprobs = dout . v^T, through the same mask, then the softmax. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, 1.0f,
+                    dout_h, C, hd.v, 3 * C, 0.0f, s, T);
+        if (p > 0.0f) {
+            float scale = 1.0f / (1.0f - p);
+
+            for (size_t e = 0; e < (size_t)T * T; e++)
+                s[e] *= dropout_factor(seed, hd.off + e, p, scale);
+        }
+        softmax_bwd_rows(s, att_h, T);
+
+        /* scores = alpha * q . k^T, so dq += alpha * dscores . k and
+         * dk += alpha * dscores^T . q. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T, alpha,
+                    s, T, hd.k, 3 * C, 1.0f, dq, 3 * C);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, alpha, s,
+                    T, hd.q, 3 * C, 1.0f, dk, 3 * C);
+    }
+}
+
+/* ------------------------------------------------------------ loss */
+
+/* The sum of exp(x - max) is accumulated in double; logsumexp and the
+ * loss are formed in double and rounded once. */
+static void
+cpu_xent(float *losses, float *dlogits, const float *logits,
+         const int32_t *targets, int n, int V, float dscale)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *x = logits + (size_t)i * V;
+        float *d = dlogits != NULL ? dlogits + (size_t)i * V : NULL;
+        int t = targets[i];
+        float max = -INFINITY, inv;
+        double sum = 0.0;
+
+        if (t < 0) {
+            losses[i] = 0.0f;
+            if (d != NULL)
+                memset(d, 0, (size_t)V * sizeof(float));
+            continue;
+        }
+        assert(t < V);
+        for (int j = 0; j < V; j++)
+            max = fmaxf(max, x[j]);
+        for (int j = 0; j < V; j++)
+            sum += expf(x[j] - max);
+        /* Read x[t] before d, which may alias x, is written. */
+        losses[i] = (float)((double)max + log(sum) - x[t]);
+        if (d == NULL)
+            continue;
+        inv = (float)(1.0 / sum);
+        for (int j = 0; j < V; j++)
+            d[j] = (expf(x[j] - max) * inv - (j == t ? 1.0f : 0.0f)) * dscale;
+    }
+}
+
+/* ------------------------------------------------------------ optimizer */
+
+static double
+cpu_sumsq(const float *x, size_t n)
+{
+    size_t n_chunks = (n + SUMSQ_CHUNK - 1) / SUMSQ_CHUNK;
+    double total = 0.0;
+
+    for (size_t c0 = 0; c0 < n_chunks; c0 += SUMSQ_ROUND) {
+        int nc =
+            (int)(n_chunks - c0 < SUMSQ_ROUND ? n_chunks - c0 : SUMSQ_ROUND);
+        double part[SUMSQ_ROUND];
+
+#pragma omp parallel for schedule(static)
+        for (int c = 0; c < nc; c++) {
+            size_t lo = (c0 + c) * SUMSQ_CHUNK;
+            size_t hi = lo + SUMSQ_CHUNK < n ? lo + SUMSQ_CHUNK : n;
+            double s = 0.0;
+
+            for (size_t i = lo; i < hi; i++)
+                s += (double)x[i] * x[i];
+            part[c] = s;
+        }
+        for (int c = 0; c < nc; c++)
+            total += part[c];
+    }
+    return total;
+}
+
+/* As torch.optim.AdamW (non-fused, foreach or not): the bias corrections,
+ * step size and decay factor in double (Python floats), rounded to float
+ * once; the per-element update in float. */
+static void
+cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr,
+          float b1, float b2, float eps, float wd, float grad_scale, int t)
+{
+    double bc1 = 1.0 - pow(b1, t);
+    float step = (float)(lr / bc1);
+    float bc2_sqrt = (float)sqrt(1.0 - pow(b2, t));
+    float decay = (float)(1.0 - (double)lr * wd);
+    float c1 = (float)(1.0 - b1), c2 = (float)(1.0 - b2);
+
+    assert(t >= 1);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] * grad_scale;
+        float mi = b1 * m[i] + c1 * g;
+        float vi = b2 * v[i] + c2 * g * g;
+
+        m[i] = mi;
+        v[i] = vi;
+        p[i] *= decay;
+        p[i] -= step * (mi / (sqrtf(vi) / bc2_sqrt + eps));
+    }
+}
+
+/* ------------------------------------------------------------ table */
+
+static const struct ops cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .zero = cpu_zero,
+    .linear_fwd = cpu_linear_fwd,
+    .linear_bwd = cpu_linear_bwd,
+    .embed_fwd = cpu_embed_fwd,
+    .embed_bwd = cpu_embed_bwd,
+    .layernorm_fwd = cpu_layernorm_fwd,
+    .layernorm_bwd = cpu_layernorm_bwd,
+    .act_fwd = cpu_act_fwd,
+    .act_bwd = cpu_act_bwd,
+    .add = cpu_add,
+    .accumulate = cpu_accumulate,
+    .scale = cpu_scale,
+    .dropout_fwd = cpu_dropout_fwd,
+    .dropout_bwd = cpu_dropout_bwd,
+    .attention_fwd = cpu_attention_fwd,
+    .attention_bwd = cpu_attention_bwd,
+    .xent = cpu_xent,
+    .gather_rows = cpu_gather_rows,
+    .scatter_add_rows = cpu_scatter_add_rows,
+    .sumsq = cpu_sumsq,
+    .adamw = cpu_adamw,
+};
+
+const struct ops *
+ops_cpu(int threads)
+{
+    if (threads > 0) {
+        omp_set_num_threads(threads);
+        openblas_set_num_threads(threads);
+    }
+    return &cpu_ops;
+}
