@@ -1,0 +1,807 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_train_ckpt.c: unit tests of the trainer's checkpoint directories:
+ * round trips of a tiny ERNIE and a tiny GPT (weights, AdamW moments and
+ * training state bit for bit, the arguments and the vocabulary), the
+ * backup rotation, ckpt_exists, and the refusals: truncated files, a
+ * missing, misshapen or extra tensor, another config, a corrupt
+ * trainer_state.json, and saves that fail without leaving a temporary
+ * directory or touching the old checkpoint.  Files go to a fresh
+ * directory under $TMPDIR (default /tmp), removed at the end.
+ */
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../harness.h"
+#include "checkpoint.h"
+#include "config.h"
+#include "model.h"
+#include "ops.h"
+#include "optim.h"
+#include "safetensors.h"
+
+/* The message msg contains sub (printed if not). */
+#define CHECK_MSG(msg, sub)                                                   \
+    do {                                                                      \
+        if (strstr((msg), (sub)) == NULL) {                                   \
+            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, \
+                    __LINE__, (msg), (sub));                                  \
+            harness_failed_checks++;                                          \
+        }                                                                     \
+    } while (0)
+
+static char tmp_root[4096];
+
+static void remove_tree(const char *dir);
+
+static void
+cleanup(void)
+{
+    remove_tree(tmp_root);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* A fresh empty directory for one test; returns its path (static). */
+static const char *
+test_dir(const char *name)
+{
+    static char dir[4200];
+
+    if (tmp_root[0] == '\0') {
+        const char *t = getenv("TMPDIR");
+
+        snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_ckpt.XXXXXX",
+                 t && *t ? t : "/tmp");
+        if (mkdtemp(tmp_root) == NULL) {
+            perror("mkdtemp");
+            exit(1);
+        }
+        atexit(cleanup);
+    }
+    snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
+    mkdir(dir, 0777);
+    return dir;
+}
+
+/* dir/file in one of 8 rotating buffers; dir may be an earlier result. */
+static char *
+path_of(const char *dir, const char *file)
+{
+    static char p[8][4400];
+    static int k;
+    char tmp[sizeof(p[0])];
+
+    snprintf(tmp, sizeof(tmp), "%s/%s", dir, file);
+    k = (k + 1) % 8;
+    memcpy(p[k], tmp, sizeof(tmp));
+    return p[k];
+}
+
+static unsigned char *
+read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long n;
+
+    *len = 0;
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0) {
+        rewind(f);
+        buf = malloc((size_t)n + 1);
+        if (buf != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n)
+            *len = (size_t)n;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void
+write_file(const char *path, const void *p, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+
+    if (f == NULL || fwrite(p, 1, len, f) != len) {
+        perror(path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* The number of entries in dir, and how many of them have ".tmp." or
+ * ".old." in their names. */
+static int
+count_files(const char *dir, int *n_tmp)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+
+    *n_tmp = 0;
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        n++;
+        if (strstr(de->d_name, ".tmp.") != NULL ||
+            strstr(de->d_name, ".old.") != NULL)
+            (*n_tmp)++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void
+remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        char p[8192];
+        struct stat st;
+
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(p);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int
+exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0;
+}
+
+/* A tiny model of type with hidden size C, parameters from seed. */
+static struct model *
+tiny_model_bh(enum model_type type, int C, uint64_t seed, int binary_head)
+{
+    struct model_config c;
+    struct model *m = NULL;
+    char err[256];
+
+    config_defaults(&c, type);
+    c.vocab_size = 40;
+    c.hidden_size = C;
+    c.num_layers = 2;
+    c.num_heads = 2;
+    c.intermediate_size = 4 * C;
+    c.max_position = 16;
+    c.binary_head = binary_head;
+    if (model_create(&m, &c, ops_cpu(1), 2, 8, 4, err, sizeof(err)) < 0 ||
+        model_init_params(m, seed) < 0) {
+        fprintf(stderr, "tiny_model: %s\n", err);
+        exit(1);
+    }
+    return m;
+}
+
+static struct model *
+tiny_model(enum model_type type, int C, uint64_t seed)
+{
+    return tiny_model_bh(type, C, seed, 1);
+}
+
+/* Two AdamW steps on made-up gradients, so the moments are not zero. */
+static void
+fake_steps(struct model *m, struct optimizer *o)
+{
+    const struct param_table *pt = model_table(m);
+    const struct ops *ops = model_ops(m);
+    struct adamw_params ap = { 0.9, 0.999, 1e-8, 0.01, 1.0 };
+    float *g = malloc(pt->total * sizeof(float));
+    uint64_t x = 42;
+
+    if (g == NULL || optim_create(o, ops, pt) < 0) {
+        fprintf(stderr, "fake_steps: out of memory\n");
+        exit(1);
+    }
+    for (int step = 0; step < 2; step++) {
+        for (size_t i = 0; i < pt->total; i++)
+            g[i] = (float)((int64_t)(ops_splitmix64(x++) >> 40) - (1 << 23)) *
+                   (1.0f / (1 << 23));
+        ops->upload(model_grads(m), g, pt->total * sizeof(float));
+        CHECK_EQ_INT(optim_step(o, model_params(m), model_grads(m), 1e-3, &ap,
+                                NULL),
+                     0);
+    }
+    free(g);
+}
+
+static const struct train_state state0 = {
+    .global_step = 2,
+    .optimizer_step = 2,
+    .consumed_samples = 17179869184ULL,
+    .seed = 18446744073709551557ULL, /* above INT64_MAX */
+    .global_batch_size = 512,
+    .micro_batch_size = 8,
+    .learning_rate = 0.1 * 0.003, /* 0.00030000000000000003 */
+};
+
+/* Download n floats at a (backend memory) and b and compare their bits. */
+static int
+same_buffers(const struct ops *ops, const float *a, const float *b, size_t n)
+{
+    float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+    int same;
+
+    ops->download(x, a, n * sizeof(float));
+    ops->download(y, b, n * sizeof(float));
+    same = memcmp(x, y, n * sizeof(float)) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Save a checkpoint of a fresh tiny model of type to dir at global_step
+ * step. */
+static void
+save_tiny(const char *dir, enum model_type type, int C, int64_t step,
+          int keep_backup)
+{
+    struct model *m = tiny_model(type, C, 1);
+    struct optimizer o;
+    struct train_state s = state0;
+    char err[512] = "";
+
+    fake_steps(m, &o);
+    s.global_step = step;
+    CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, keep_backup, err,
+                           sizeof(err)),
+                 0);
+    if (err[0])
+        fprintf(stderr, "save_tiny: %s\n", err);
+    optim_release(&o);
+    model_free(m);
+}
+
+/* The global_step of the checkpoint in dir, or -1. */
+static int64_t
+step_of(const char *dir, enum model_type type, int C)
+{
+    struct model *m = tiny_model(type, C, 2);
+    struct train_state s;
+    char err[512];
+    int64_t step = -1;
+
+    if (ckpt_load(dir, m, NULL, &s, err, sizeof(err)) == 0)
+        step = s.global_step;
+    else
+        fprintf(stderr, "step_of: %s\n", err);
+    model_free(m);
+    return step;
+}
+
+/* Load dir into a fresh tiny model; expect failure with sub in the
+ * message. */
+#define CHECK_LOAD_FAILS(dir, type, C, sub)                                  \
+    do {                                                                     \
+        struct model *m_ = tiny_model((type), (C), 3);                       \
+        struct optimizer o_;                                                 \
+        struct train_state s_;                                               \
+        char e_[512] = "";                                                   \
+        memset(&s_, 0x5a, sizeof(s_));                                       \
+        CHECK_EQ_INT(optim_create(&o_, model_ops(m_), model_table(m_)), 0);  \
+        CHECK_EQ_INT(ckpt_load((dir), m_, &o_, &s_, e_, sizeof(e_)), -1);    \
+        CHECK_MSG(e_, (sub));                                                \
+        CHECK_EQ_INT(s_.global_step, 0x5a5a5a5a5a5a5a5aLL); /* untouched */ \
+        optim_release(&o_);                                                  \
+        model_free(m_);                                                      \
+    } while (0)
+
+/* ------------------------------------------------------------- tests */
+
+static void
+roundtrip(enum model_type type, const char *name)
+{
+    const char *root = test_dir(name);
+    const char *dir = path_of(root, "model_last");
+    const char *vocab = path_of(root, "vocab_src.txt");
+    static const char vocab_text[] = "[PAD]\n[UNK]\n\xe4\xb8\xad\nab\n";
+    static const char args[] =
+        "{\"max_steps\": 100, \"output_dir\": \"/out/x\", "
+        "\"data\": [\"a\", 0.5], \"nested\": {\"k\": null}}";
+    struct model *m = tiny_model(type, 16, 1), *m2 = tiny_model(type, 16, 9);
+    const struct param_table *pt = model_table(m);
+    struct optimizer o, o2;
+    struct train_state s;
+    struct json_object *j, *args_obj, *v;
+    unsigned char *buf;
+    size_t len;
+    char err[512] = "";
+    int n_tmp;
+
+    write_file(vocab, vocab_text, sizeof(vocab_text) - 1);
+    fake_steps(m, &o);
+    CHECK_EQ_INT(ckpt_exists(dir), 0);
+    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, args, vocab, 1, err,
+                           sizeof(err)),
+                 0);
+    CHECK_EQ_STR(err, "");
+    CHECK_EQ_INT(ckpt_exists(dir), 1);
+    CHECK(exists(path_of(dir, "config.json")));
+    CHECK(!exists(path_of(root, "model_last_bak")));
+    CHECK_EQ_INT(count_files(root, &n_tmp), 2);
+    CHECK_EQ_INT(n_tmp, 0);
+    CHECK_EQ_INT(count_files(dir, &n_tmp), 5);
+    CHECK_EQ_INT(n_tmp, 0);
+
+    /* vocab.txt is a byte copy */
+    buf = read_file(path_of(dir, "vocab.txt"), &len);
+    CHECK_EQ_INT(len, sizeof(vocab_text) - 1);
+    CHECK(buf != NULL && memcmp(buf, vocab_text, len) == 0);
+    free(buf);
+
+    /* the state as JSON, with the arguments as a nested object */
+    j = json_object_from_file(path_of(dir, "trainer_state.json"));
+    CHECK(j != NULL);
+    CHECK(json_object_object_get_ex(j, "format", &v) &&
+          strcmp(json_object_get_string(v), "erniekit-trainer-state") == 0);
+    CHECK(json_object_object_get_ex(j, "model_type", &v) &&
+          strcmp(json_object_get_string(v),
+                 type == MODEL_GPT ? "gpt" : "ernie") == 0);
+    CHECK(json_object_object_get_ex(j, "args", &args_obj) &&
+          json_object_is_type(args_obj, json_type_object));
+    CHECK(json_object_object_get_ex(args_obj, "output_dir", &v) &&
+          strcmp(json_object_get_string(v), "/out/x") == 0);
+    CHECK(json_object_object_get_ex(args_obj, "nested", &v) &&
+          json_object_is_type(v, json_type_object));
+    json_object_put(j);
+
+    /* the metadata transformers wants */
+    {
+        struct st_file *f = NULL;
+        struct st_err se;
+
+        CHECK_EQ_INT(st_open(&f, path_of(dir, "model.safetensors"), &se), 0);
+        CHECK(f != NULL && st_meta(f, "format") != NULL &&
+              strcmp(st_meta(f, "format"), "pt") == 0);
+        CHECK(f != NULL && st_count(f) == pt->n);
+        st_close(f);
+        CHECK_EQ_INT(
+            st_open(&f, path_of(dir, "optimizer.safetensors"), &se), 0);
+        CHECK(f != NULL && st_count(f) == 2 * pt->n);
+        if (type == MODEL_GPT && f != NULL) { /* Conv1D: [in, out] */
+            const struct st_tensor *a =
+                st_find(f, "exp_avg.transformer.h.1.mlp.c_fc.weight");
+            const struct st_tensor *b =
+                st_find(f, "exp_avg_sq.transformer.h.1.mlp.c_fc.weight");
+
+            CHECK(a != NULL && b != NULL);
+            if (a != NULL && b != NULL) {
+                CHECK_EQ_INT(a->shape[0], 16);
+                CHECK_EQ_INT(a->shape[1], 64);
+                CHECK_EQ_INT(b->shape[0], 16);
+                CHECK_EQ_INT(b->shape[1], 64);
+            }
+        }
+        st_close(f);
+    }
+
+    /* everything comes back bit for bit */
+    CHECK_EQ_INT(optim_create(&o2, model_ops(m2), model_table(m2)), 0);
+    CHECK(!same_buffers(model_ops(m), model_params(m), model_params(m2),
+                        pt->total));
+    CHECK_EQ_INT(ckpt_load(dir, m2, &o2, &s, err, sizeof(err)), 0);
+    CHECK_EQ_STR(err, "");
+    CHECK(same_buffers(model_ops(m), model_params(m), model_params(m2),
+                       pt->total));
+    CHECK(same_buffers(model_ops(m), o.m, o2.m, pt->total));
+    CHECK(same_buffers(model_ops(m), o.v, o2.v, pt->total));
+    CHECK_EQ_INT(o2.t, o.t);
+    CHECK_EQ_INT(s.global_step, state0.global_step);
+    CHECK_EQ_INT(s.optimizer_step, o.t);
+    CHECK(s.consumed_samples == state0.consumed_samples);
+    CHECK(s.seed == state0.seed);
+    CHECK_EQ_INT(s.global_batch_size, state0.global_batch_size);
+    CHECK_EQ_INT(s.micro_batch_size, state0.micro_batch_size);
+    CHECK_EQ_MEM(&s.learning_rate, &state0.learning_rate, sizeof(double));
+
+    /* a trailing slash names the same directory */
+    {
+        char slash[4500];
+
+        snprintf(slash, sizeof(slash), "%s/", dir);
+        CHECK_EQ_INT(ckpt_save(slash, m, &o, &state0, NULL, NULL, 0, err,
+                               sizeof(err)),
+                     0);
+        CHECK_EQ_INT(count_files(root, &n_tmp), 2);
+        CHECK_EQ_INT(n_tmp, 0);
+        CHECK(!exists(path_of(dir, "vocab.txt")));
+    }
+    optim_release(&o);
+    optim_release(&o2);
+    model_free(m);
+    model_free(m2);
+}
+
+static void
+test_ckpt_roundtrip_ernie(void)
+{
+    roundtrip(MODEL_ERNIE, "ernie");
+}
+
+static void
+test_ckpt_roundtrip_gpt(void)
+{
+    roundtrip(MODEL_GPT, "gpt");
+}
+
+static void
+test_ckpt_keep_backup(void)
+{
+    const char *root = test_dir("backup");
+    const char *dir = path_of(root, "model_last");
+    const char *bak = path_of(root, "model_last_bak");
+    int n_tmp;
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 1);
+    CHECK(!exists(bak));
+    save_tiny(dir, MODEL_ERNIE, 16, 2, 1);
+    CHECK_EQ_INT(step_of(dir, MODEL_ERNIE, 16), 2);
+    CHECK_EQ_INT(step_of(bak, MODEL_ERNIE, 16), 1);
+    save_tiny(dir, MODEL_ERNIE, 16, 3, 1);
+    CHECK_EQ_INT(step_of(dir, MODEL_ERNIE, 16), 3);
+    CHECK_EQ_INT(step_of(bak, MODEL_ERNIE, 16), 2);
+    /* without keep_backup the old one goes, an older backup stays */
+    save_tiny(dir, MODEL_ERNIE, 16, 4, 0);
+    CHECK_EQ_INT(step_of(dir, MODEL_ERNIE, 16), 4);
+    CHECK_EQ_INT(step_of(bak, MODEL_ERNIE, 16), 2);
+    CHECK_EQ_INT(count_files(root, &n_tmp), 2);
+    CHECK_EQ_INT(n_tmp, 0);
+    CHECK_EQ_INT(count_files(dir, &n_tmp), 4); /* no vocab.txt */
+    CHECK_EQ_INT(n_tmp, 0);
+}
+
+static void
+test_ckpt_exists(void)
+{
+    const char *root = test_dir("exists");
+    const char *dir = path_of(root, "c");
+
+    CHECK_EQ_INT(ckpt_exists(dir), 0);
+    CHECK_EQ_INT(ckpt_exists(root), 0);
+    save_tiny(dir, MODEL_GPT, 16, 1, 0);
+    CHECK_EQ_INT(ckpt_exists(dir), 1);
+    unlink(path_of(dir, "config.json"));
+    CHECK_EQ_INT(ckpt_exists(dir), 1);
+    unlink(path_of(dir, "optimizer.safetensors"));
+    CHECK_EQ_INT(ckpt_exists(dir), 0);
+}
+
+static void
+test_ckpt_truncated_files(void)
+{
+    const char *root = test_dir("truncated");
+    const char *dir = path_of(root, "c");
+    static const char *const files[] = { "model.safetensors",
+                                         "optimizer.safetensors" };
+
+    for (int i = 0; i < 2; i++) {
+        unsigned char *buf;
+        size_t len;
+
+        save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+        buf = read_file(path_of(dir, files[i]), &len);
+        CHECK(buf != NULL && len > 100);
+        write_file(path_of(dir, files[i]), buf, len / 2);
+        CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, files[i]);
+        write_file(path_of(dir, files[i]), buf, 5);
+        CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, files[i]);
+        free(buf);
+        unlink(path_of(dir, files[i]));
+        CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, files[i]);
+    }
+}
+
+/* Rewrite dir/file without the tensor named drop, with the tensor named
+ * reshape given a wrong shape, or with an extra tensor. */
+static void
+rewrite(const char *dir, const char *file, const char *drop,
+        const char *reshape, int add_extra)
+{
+    char path[4500];
+    struct st_file *f = NULL;
+    struct st_err se;
+    struct st_tensor *t;
+    size_t n = 0;
+    static const float one = 1.0f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    CHECK_EQ_INT(st_open(&f, path, &se), 0);
+    if (f == NULL)
+        return;
+    t = calloc(st_count(f) + 1, sizeof(*t));
+    for (size_t i = 0; i < st_count(f); i++) {
+        const struct st_tensor *s = st_at(f, i);
+
+        if (drop && strcmp(s->name, drop) == 0)
+            continue;
+        t[n] = *s;
+        if (reshape && strcmp(s->name, reshape) == 0) {
+            /* [a, b] -> [b, a], [a] -> [1, a]: same bytes, wrong shape */
+            if (s->ndim == 2) {
+                t[n].shape[0] = s->shape[1];
+                t[n].shape[1] = s->shape[0];
+            } else {
+                t[n].ndim = 2;
+                t[n].shape[1] = s->shape[0];
+                t[n].shape[0] = 1;
+            }
+        }
+        n++;
+    }
+    if (add_extra) {
+        t[n].name = "ernie.encoder.layer.7.output.dense.bias";
+        t[n].dtype = ST_F32;
+        t[n].ndim = 1;
+        t[n].shape[0] = 1;
+        t[n].data = &one;
+        t[n].nbytes = sizeof(one);
+        n++;
+    }
+    /* st_write writes a temp file and renames it, so f's mapping stays */
+    CHECK_EQ_INT(st_write(path, t, n, NULL, &se), 0);
+    free(t);
+    st_close(f);
+}
+
+static void
+test_ckpt_tensor_mismatch(void)
+{
+    const char *root = test_dir("tensors");
+    const char *dir = path_of(root, "c");
+    const char *name = "ernie.encoder.layer.1.attention.self.key.weight";
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    rewrite(dir, "model.safetensors", name, NULL, 0);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "model.safetensors");
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, name);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "missing");
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    rewrite(dir, "model.safetensors", NULL, "ernie.pooler.dense.bias", 0);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "'ernie.pooler.dense.bias'");
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "shape");
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    rewrite(dir, "model.safetensors", NULL, NULL, 1);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "model.safetensors");
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "1 tensor");
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    rewrite(dir, "optimizer.safetensors",
+            "exp_avg_sq.cls.predictions.transform.dense.weight", NULL, 0);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "optimizer.safetensors");
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16,
+                     "'exp_avg_sq.cls.predictions.transform.dense.weight'");
+
+    /* binary_head is in no config.json: the pooler's and the SOP head's
+     * tensors tell */
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    for (int bh = 0; bh < 2; bh++) {
+        struct model *m = tiny_model_bh(MODEL_ERNIE, 16, 3, 0), *m1;
+        struct optimizer o;
+        struct train_state s;
+        char err[512] = "";
+
+        if (bh == 1) { /* saved without the head, loaded with it */
+            CHECK_EQ_INT(optim_create(&o, model_ops(m), model_table(m)), 0);
+            CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, NULL, NULL, 0, err,
+                                   sizeof(err)),
+                         0);
+            optim_release(&o);
+        }
+        m1 = bh ? tiny_model(MODEL_ERNIE, 16, 3) : m;
+        CHECK_EQ_INT(ckpt_load(dir, m1, NULL, &s, err, sizeof(err)), -1);
+        CHECK_MSG(err, "model.safetensors");
+        CHECK_MSG(err, bh ? "'ernie.pooler.dense.weight' is missing"
+                          : "4 tensors");
+        if (m1 != m)
+            model_free(m1);
+        model_free(m);
+    }
+}
+
+static void
+test_ckpt_config_mismatch(void)
+{
+    const char *root = test_dir("config");
+    const char *dir = path_of(root, "c");
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 32,
+                     "was made for hidden_size 16, this run has 32");
+    CHECK_LOAD_FAILS(dir, MODEL_GPT, 16, "model_type ernie, this run has gpt");
+    /* without config.json the tensors' shapes still catch it */
+    unlink(path_of(dir, "config.json"));
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 32, "model.safetensors");
+    CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 32, "shape");
+}
+
+static void
+test_ckpt_corrupt_state(void)
+{
+    static const struct {
+        const char *text, *sub;
+    } cases[] = {
+        { "", "trainer_state.json" },
+        { "{\"format\": \"erniekit-trainer-state\", \"version\": 1",
+          "unexpected end" },
+        { "[1, 2]", "not a JSON object" },
+        { "{} {}", "at byte 3" },
+        { "{\"format\": \"erniekit-trainer-state\", \"version\": 1} x",
+          "at byte" },
+        { "{\"format\": \"other\"}", "\"format\"" },
+        { "{\"format\": \"erniekit-trainer-state\", \"version\": 2}",
+          "version" },
+        { "{\"format\": \"erniekit-trainer-state\", \"version\": \"1\"}",
+          "version" },
+    };
+    /* A valid state with field k replaced by bad value v. */
+    static const struct {
+        const char *key, *value, *sub;
+    } fields[] = {
+        { "global_step", "-1", "\"global_step\" is negative" },
+        { "global_step", "1.5", "\"global_step\" is not an integer" },
+        { "global_step", "9223372036854775808", "out of range" },
+        { "consumed_samples", "\"7\"", "\"consumed_samples\" is not" },
+        { "optimizer_step", "null", "\"optimizer_step\" is not" },
+        { "global_batch_size", "true", "\"global_batch_size\" is not" },
+        { "micro_batch_size", "-8", "\"micro_batch_size\" is negative" },
+        { "seed", "[]", "\"seed\" is not" },
+        { "learning_rate", "\"0.1\"", "\"learning_rate\"" },
+        { "learning_rate", "-0.5", "\"learning_rate\"" },
+        { "args", "[]", "\"args\"" },
+        { "model_type", "\"bert\"", "model_type bert, this run has ernie" },
+        { "model_type", "3", "\"model_type\"" },
+    };
+    static const char *const keys[] = {
+        "model_type", "global_step", "consumed_samples", "optimizer_step",
+        "global_batch_size", "micro_batch_size", "seed", "learning_rate",
+        "args",
+    };
+    static const char *const good[] = {
+        "\"ernie\"", "3", "96", "3", "32", "8", "1234", "0.0001", "{}",
+    };
+    const char *root = test_dir("state");
+    const char *dir = path_of(root, "c");
+    const char *path = path_of(dir, "trainer_state.json");
+    char text[2048];
+
+    save_tiny(dir, MODEL_ERNIE, 16, 1, 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_file(path, cases[i].text, strlen(cases[i].text));
+        CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, "trainer_state.json");
+        CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, cases[i].sub);
+    }
+    /* each field bad, and each field missing */
+    for (size_t i = 0; i <= sizeof(fields) / sizeof(fields[0]); i++)
+        for (size_t drop = 0; drop <= sizeof(keys) / sizeof(keys[0]);
+             drop++) {
+            size_t n = (size_t)snprintf(
+                text, sizeof(text),
+                "{\"format\": \"erniekit-trainer-state\", \"version\": 1");
+            int bad = i < sizeof(fields) / sizeof(fields[0]);
+
+            if (bad && drop < sizeof(keys) / sizeof(keys[0]))
+                continue; /* one fault at a time */
+            for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+                const char *v = good[k];
+
+                if (k == drop)
+                    continue;
+                if (bad && strcmp(keys[k], fields[i].key) == 0)
+                    v = fields[i].value;
+                n += (size_t)snprintf(text + n, sizeof(text) - n,
+                                      ", \"%s\": %s", keys[k], v);
+            }
+            snprintf(text + n, sizeof(text) - n, "}\n");
+            write_file(path, text, strlen(text));
+            if (bad) {
+                CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, fields[i].sub);
+            } else if (drop < sizeof(keys) / sizeof(keys[0])) {
+                CHECK_LOAD_FAILS(dir, MODEL_ERNIE, 16, keys[drop]);
+            } else { /* nothing wrong: it loads */
+                struct model *m = tiny_model(MODEL_ERNIE, 16, 3);
+                struct train_state s;
+                char err[512] = "";
+
+                CHECK_EQ_INT(ckpt_load(dir, m, NULL, &s, err, sizeof(err)),
+                             0);
+                CHECK_EQ_STR(err, "");
+                CHECK_EQ_INT(s.global_step, 3);
+                CHECK(s.consumed_samples == 96 && s.seed == 1234);
+                CHECK(s.learning_rate == 0.0001);
+                model_free(m);
+            }
+        }
+}
+
+static void
+test_ckpt_failed_save(void)
+{
+    const char *root = test_dir("failed");
+    const char *dir = path_of(root, "c");
+    const char *file = path_of(root, "plain");
+    char bad_parent[4500], err[512];
+    struct model *m = tiny_model(MODEL_GPT, 16, 1);
+    struct optimizer o;
+    int n_tmp;
+
+    fake_steps(m, &o);
+    /* the parent does not exist */
+    snprintf(bad_parent, sizeof(bad_parent), "%s/no/such/dir", root);
+    err[0] = '\0';
+    CHECK_EQ_INT(ckpt_save(bad_parent, m, &o, &state0, NULL, NULL, 1, err,
+                           sizeof(err)),
+                 -1);
+    CHECK_MSG(err, "no/such/dir.tmp.");
+    CHECK_MSG(err, "No such file or directory");
+    CHECK_EQ_INT(count_files(root, &n_tmp), 0);
+
+    /* failures after the temp dir exists leave the old checkpoint */
+    save_tiny(dir, MODEL_GPT, 16, 7, 1);
+    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, NULL,
+                           path_of(root, "no-vocab.txt"), 1, err,
+                           sizeof(err)),
+                 -1);
+    CHECK_MSG(err, "no-vocab.txt");
+    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, "[1]", NULL, 1, err,
+                           sizeof(err)),
+                 -1);
+    CHECK_MSG(err, "not a JSON object");
+    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, "{\"a\": ", NULL, 1, err,
+                           sizeof(err)),
+                 -1);
+    CHECK_MSG(err, "trainer_state.json");
+    {
+        struct train_state s = state0;
+
+        s.global_step = -1;
+        CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, 1, err,
+                               sizeof(err)),
+                     -1);
+        CHECK_MSG(err, "negative");
+    }
+    CHECK_EQ_INT(count_files(root, &n_tmp), 1);
+    CHECK_EQ_INT(n_tmp, 0);
+    CHECK_EQ_INT(step_of(dir, MODEL_GPT, 16), 7);
+    CHECK(!exists(path_of(root, "c_bak")));
+
+    /* dir is a file */
+    write_file(file, "x", 1);
+    CHECK_EQ_INT(ckpt_save(file, m, &o, &state0, NULL, NULL, 1, err,
+                           sizeof(err)),
+                 -1);
+    CHECK_MSG(err, "not a directory");
+    CHECK_EQ_INT(count_files(root, &n_tmp), 2);
+    CHECK_EQ_INT(n_tmp, 0);
+    optim_release(&o);
+    model_free(m);
+}
+
+TESTS(test_train_ckpt, TEST(test_ckpt_roundtrip_ernie),
+      TEST(test_ckpt_roundtrip_gpt), TEST(test_ckpt_keep_backup),
+      TEST(test_ckpt_exists), TEST(test_ckpt_truncated_files),
+      TEST(test_ckpt_tensor_mismatch), TEST(test_ckpt_config_mismatch),
+      TEST(test_ckpt_corrupt_state), TEST(test_ckpt_failed_save))

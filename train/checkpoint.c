@@ -1,0 +1,841 @@
+/* SPDX-License-Identifier: MIT */
+/* checkpoint.c: the trainer's checkpoint directories (see checkpoint.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "config.h"
+#include "model.h"
+#include "optim.h"
+#include "safetensors.h"
+#include "weights.h"
+#include "banned.h"
+
+#define MODEL_FILE "model.safetensors"
+#define OPTIM_FILE "optimizer.safetensors"
+#define STATE_FILE "trainer_state.json"
+#define CONFIG_FILE "config.json"
+#define VOCAB_FILE "vocab.txt"
+
+/* A trainer_state.json larger than this is refused (it holds a few
+ * numbers and the run's arguments). */
+#define STATE_MAX_BYTES (64u << 20)
+
+static int __attribute__((format(printf, 3, 4)))
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* out = dir + "/" + name; -1 if it does not fit. */
+static int
+join(char out[PATH_MAX], const char *dir, const char *name)
+{
+    int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
+
+    return n < 0 || n >= PATH_MAX ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- files */
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+    const char *s = (const char *)p;
+
+    while (n > 0) {
+        ssize_t w = write(fd, s, n < ((size_t)1 << 30) ? n : (size_t)1 << 30);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* fsync an existing file or directory. */
+static int
+sync_path(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+    if (fd < 0)
+        return fail(err, errlen, "cannot open '%s': %s", path,
+                    strerror(errno));
+    rc = fsync(fd);
+    if (rc < 0)
+        fail(err, errlen, "cannot sync '%s': %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* fsync the directory that holds path; failures are harmless (the
+ * renames are done, only their durability is at stake). */
+static void
+sync_parent(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int fd;
+
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s",
+                 slash == path ? 1 : (int)(slash - path), path);
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* Create path (it must not exist) holding the len bytes at p, fsync'ed. */
+static int
+write_new_file(const char *path, const void *p, size_t len, char *err,
+               size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+
+    if (fd < 0)
+        return fail(err, errlen, "cannot create '%s': %s", path,
+                    strerror(errno));
+    if (write_all(fd, p, len) < 0 || fsync(fd) < 0) {
+        fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (close(fd) < 0)
+        return fail(err, errlen, "cannot write '%s': %s", path,
+                    strerror(errno));
+    return 0;
+}
+
+/* Copy the file src to the new file dst, fsync'ed. */
+static int
+copy_file(const char *src, const char *dst, char *err, size_t errlen)
+{
+    char buf[1 << 16];
+    int in, out, rc = -1;
+
+    in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return fail(err, errlen, "cannot open '%s': %s", src,
+                    strerror(errno));
+    out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (out < 0) {
+        fail(err, errlen, "cannot create '%s': %s", dst, strerror(errno));
+        close(in);
+        return -1;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fail(err, errlen, "cannot read '%s': %s", src, strerror(errno));
+            goto out;
+        }
+        if (n == 0)
+            break;
+        if (write_all(out, buf, (size_t)n) < 0) {
+            fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
+            goto out;
+        }
+    }
+    if (fsync(out) < 0) {
+        fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    close(in);
+    if (close(out) < 0 && rc == 0)
+        rc = fail(err, errlen, "cannot write '%s': %s", dst,
+                  strerror(errno));
+    return rc;
+}
+
+/* Read all of path into a NUL-terminated buffer (at most max bytes). */
+static char *
+read_whole(const char *path, size_t max, size_t *len, char *err,
+           size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0;
+
+    if (fd < 0) {
+        fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0) {
+        fail(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+        fail(err, errlen, "'%s' is %s", path,
+             S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+        goto fail;
+    }
+    buf = (char *)malloc((size_t)st.st_size + 1);
+    if (buf == NULL) {
+        fail(err, errlen, "cannot read '%s': out of memory", path);
+        goto fail;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fail(err, errlen, "cannot read '%s': %s", path,
+                 n < 0 ? strerror(errno) : "file shrank while read");
+            goto fail;
+        }
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    *len = got;
+    close(fd);
+    return buf;
+fail:
+    free(buf);
+    close(fd);
+    return NULL;
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag,
+             struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Remove path and everything under it; a missing path is no error.
+ * Returns 0, or -1 with errno set. */
+static int
+remove_tree(const char *path)
+{
+    struct stat st;
+
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path);
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ saving */
+
+static int
+save_model(const char *tmp, struct model *m, char *err, size_t errlen)
+{
+    static const char *const meta[] = { "format", "pt", NULL };
+    char path[PATH_MAX];
+    struct st_err se;
+
+    if (join(path, tmp, MODEL_FILE) < 0)
+        return fail(err, errlen, "'%s': path too long", tmp);
+    if (weights_save_buffer(model_table(m), model_ops(m), model_params(m), "",
+                            path, NULL, 0, meta, &se) < 0)
+        return fail(err, errlen, "%s", se.msg);
+    return 0;
+}
+
+static int
+save_config(const char *tmp, const struct model *m, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct config_err ce;
+
+    if (join(path, tmp, CONFIG_FILE) < 0)
+        return fail(err, errlen, "'%s': path too long", tmp);
+    if (config_write_json(model_cfg(m), path, &ce) < 0)
+        return fail(err, errlen, "%s", ce.msg);
+    return sync_path(path, err, errlen);
+}
+
+/* exp_avg goes through weights_save_buffer's own path; exp_avg_sq rides
+ * along as extra host tensors in the same layouts (Conv1D transposed). */
+static int
+save_optimizer(const char *tmp, const struct optimizer *o, char *err,
+               size_t errlen)
+{
+    static const char *const meta[] = { "format", "pt", NULL };
+    static const char prefix[] = "exp_avg_sq.";
+    const struct param_table *pt = o->table;
+    size_t stride = sizeof(prefix) + PARAM_NAME_MAX;
+    float *host = (float *)malloc(pt->total * sizeof(float) + 1);
+    float *trans = (float *)malloc(pt->total * sizeof(float) + 1);
+    struct st_tensor *extra =
+        (struct st_tensor *)calloc(pt->n + 1, sizeof(*extra));
+    char *names = (char *)malloc(pt->n * stride + 1);
+    char path[PATH_MAX];
+    struct st_err se;
+    int rc = -1;
+
+    if (join(path, tmp, OPTIM_FILE) < 0) {
+        fail(err, errlen, "'%s': path too long", tmp);
+        goto out;
+    }
+    if (host == NULL || trans == NULL || extra == NULL || names == NULL) {
+        fail(err, errlen, "cannot write '%s': out of memory", path);
+        goto out;
+    }
+    o->ops->download(host, o->v, pt->total * sizeof(float));
+    for (size_t i = 0; i < pt->n; i++) {
+        const struct param_tensor *p = &pt->t[i];
+        struct st_tensor *t = &extra[i];
+        const float *src = host + p->offset;
+
+        snprintf(names + i * stride, stride, "%s%s", prefix, p->name);
+        t->name = names + i * stride;
+        t->dtype = ST_F32;
+        t->ndim = p->ndim;
+        t->shape[0] = p->shape[0];
+        t->shape[1] = p->shape[1];
+        t->data = src;
+        t->nbytes = p->numel * sizeof(float);
+        if (p->hf_transposed) {
+            float *dst = trans + p->offset;
+            int64_t rows = p->shape[0], cols = p->shape[1];
+
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t c = 0; c < cols; c++)
+                    dst[c * rows + r] = src[r * cols + c];
+            t->shape[0] = cols;
+            t->shape[1] = rows;
+            t->data = dst;
+        }
+    }
+    if (weights_save_buffer(pt, o->ops, o->m, "exp_avg.", path, extra, pt->n,
+                            meta, &se) < 0) {
+        fail(err, errlen, "%s", se.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(host);
+    free(trans);
+    free(extra);
+    free(names);
+    return rc;
+}
+
+/* The shortest decimal form of a finite x that reads back as x. */
+static void
+shortest_double(char *buf, size_t cap, double x)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
+/* Parse s strictly as one JSON value; NULL with why set on failure. */
+static struct json_object *
+parse_json(const char *s, size_t len, char *why, size_t whylen)
+{
+    struct json_tokener *tok = json_tokener_new_ex(64);
+    struct json_object *obj = NULL;
+    enum json_tokener_error je;
+    size_t end;
+
+    if (tok == NULL || len > INT_MAX) {
+        snprintf(why, whylen, "%s", tok ? "too large" : "out of memory");
+        json_tokener_free(tok);
+        return NULL;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    obj = json_tokener_parse_ex(tok, s, (int)len);
+    je = json_tokener_get_error(tok);
+    end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (obj == NULL || je != json_tokener_success) {
+        snprintf(why, whylen, "invalid JSON at byte %zu: %s", end,
+                 je == json_tokener_continue ? "unexpected end"
+                                             : json_tokener_error_desc(je));
+        json_object_put(obj);
+        return NULL;
+    }
+    while (end < len && strchr(" \t\r\n", s[end]) != NULL && s[end] != '\0')
+        end++;
+    if (end != len) {
+        snprintf(why, whylen, "text after the JSON value at byte %zu", end);
+        json_object_put(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+static int
+save_state(const char *tmp, const struct model *m, const struct optimizer *o,
+           const struct train_state *s, const char *args_json, char *err,
+           size_t errlen)
+{
+    struct json_object *j = json_object_new_object(), *args = NULL;
+    char path[PATH_MAX], lr[32], why[160];
+    const char *text;
+    int rc = -1;
+
+    if (join(path, tmp, STATE_FILE) < 0) {
+        fail(err, errlen, "'%s': path too long", tmp);
+        goto out;
+    }
+    if (s->global_step < 0 || o->t < 0 || s->global_batch_size < 0 ||
+        s->micro_batch_size < 0 || !isfinite(s->learning_rate) ||
+        s->learning_rate < 0) {
+        fail(err, errlen, "cannot write '%s': a negative or non-finite value "
+             "in the training state", path);
+        goto out;
+    }
+    if (args_json != NULL) {
+        args = parse_json(args_json, strlen(args_json), why, sizeof(why));
+        if (args == NULL || !json_object_is_type(args, json_type_object)) {
+            fail(err, errlen, "cannot write '%s': the arguments are not a "
+                 "JSON object (%s)", path, args ? "another value" : why);
+            goto out;
+        }
+    } else {
+        args = json_object_new_object();
+    }
+    shortest_double(lr, sizeof(lr), s->learning_rate);
+    if (j == NULL || args == NULL ||
+        json_object_object_add(j, "format",
+                               json_object_new_string(CKPT_STATE_FORMAT)) ||
+        json_object_object_add(j, "version",
+                               json_object_new_int(CKPT_STATE_VERSION)) ||
+        json_object_object_add(j, "model_type",
+                               json_object_new_string(
+                                   model_cfg(m)->type == MODEL_GPT ? "gpt"
+                                                                   : "ernie")) ||
+        json_object_object_add(j, "global_step",
+                               json_object_new_int64(s->global_step)) ||
+        json_object_object_add(j, "consumed_samples",
+                               json_object_new_uint64(s->consumed_samples)) ||
+        json_object_object_add(j, "optimizer_step",
+                               json_object_new_int64(o->t)) ||
+        json_object_object_add(j, "global_batch_size",
+                               json_object_new_int64(s->global_batch_size)) ||
+        json_object_object_add(j, "micro_batch_size",
+                               json_object_new_int64(s->micro_batch_size)) ||
+        json_object_object_add(j, "seed", json_object_new_uint64(s->seed)) ||
+        json_object_object_add(j, "learning_rate",
+                               json_object_new_double_s(s->learning_rate,
+                                                        lr))) {
+        fail(err, errlen, "cannot write '%s': out of memory", path);
+        goto out;
+    }
+    if (json_object_object_add(j, "args", args) < 0) {
+        fail(err, errlen, "cannot write '%s': out of memory", path);
+        goto out;
+    }
+    args = NULL; /* j owns it now */
+    text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                 JSON_C_TO_STRING_SPACED |
+                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (text == NULL) {
+        fail(err, errlen, "cannot write '%s': out of memory", path);
+        goto out;
+    }
+    {
+        size_t len = strlen(text);
+        char *buf = (char *)malloc(len + 2);
+
+        if (buf == NULL) {
+            fail(err, errlen, "cannot write '%s': out of memory", path);
+            goto out;
+        }
+        memcpy(buf, text, len);
+        buf[len] = '\n';
+        rc = write_new_file(path, buf, len + 1, err, errlen);
+        free(buf);
+    }
+out:
+    json_object_put(args);
+    json_object_put(j);
+    return rc;
+}
+
+/* Put the finished temporary directory tmp in dir's place.  With an old
+ * dir, swap the two names atomically where the file system can, so dir
+ * always names a complete checkpoint; else rename the old one aside
+ * first and back on failure. */
+static int
+install(const char *dir, const char *tmp, const char *bak, int have_old,
+        int keep_backup, char *err, size_t errlen)
+{
+    char aside[PATH_MAX];
+
+    if (!have_old) {
+        if (rename(tmp, dir) < 0)
+            return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp,
+                        dir, strerror(errno));
+        return 0;
+    }
+    if (keep_backup && remove_tree(bak) < 0)
+        return fail(err, errlen, "cannot remove the old backup '%s': %s",
+                    bak, strerror(errno));
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        /* tmp now holds the old checkpoint */
+        if (keep_backup ? rename(tmp, bak) < 0 : remove_tree(tmp) < 0)
+            return fail(err, errlen, "saved '%s', but cannot %s '%s': %s",
+                        dir, keep_backup ? "back up the old checkpoint as"
+                                         : "remove the old checkpoint",
+                        keep_backup ? bak : tmp, strerror(errno));
+        return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        return fail(err, errlen, "cannot swap '%s' and '%s': %s", tmp, dir,
+                    strerror(errno));
+    if (keep_backup)
+        snprintf(aside, sizeof(aside), "%s", bak);
+    else if (snprintf(aside, sizeof(aside), "%s.old.%ld", dir,
+                      (long)getpid()) >= (int)sizeof(aside))
+        return fail(err, errlen, "'%s': path too long", dir);
+    if (rename(dir, aside) < 0)
+        return fail(err, errlen, "cannot rename '%s' to '%s': %s", dir,
+                    aside, strerror(errno));
+    if (rename(tmp, dir) < 0) {
+        int e = errno;
+
+        rename(aside, dir);
+        return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, dir,
+                    strerror(e));
+    }
+    if (!keep_backup && remove_tree(aside) < 0)
+        return fail(err, errlen, "saved '%s', but cannot remove '%s': %s",
+                    dir, aside, strerror(errno));
+    return 0;
+}
+
+int
+ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
+          const struct train_state *s, const char *args_json,
+          const char *vocab_path, int keep_backup, char *err, size_t errlen)
+{
+    /* d leaves room for the suffixes of tmp and bak */
+    char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
+    size_t len = strlen(dir);
+    struct stat st;
+    int have_old = 0, made = 0, rc = -1;
+
+    while (len > 1 && dir[len - 1] == '/')
+        len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
+    if (len == 0 || len >= sizeof(d))
+        return fail(err, errlen, "bad checkpoint directory '%s'", dir);
+    snprintf(d, sizeof(d), "%.*s", (int)len, dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", d, (long)getpid());
+    snprintf(bak, sizeof(bak), "%s_bak", d);
+    if (stat(d, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return fail(err, errlen, "cannot save a checkpoint to '%s': it "
+                        "exists and is not a directory", d);
+        have_old = 1;
+    } else if (errno != ENOENT) {
+        return fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
+    }
+    /* A temp dir left by a crashed process that had our pid. */
+    if (remove_tree(tmp) < 0)
+        return fail(err, errlen, "cannot remove '%s': %s", tmp,
+                    strerror(errno));
+    if (mkdir(tmp, 0777) < 0)
+        return fail(err, errlen, "cannot create '%s': %s", tmp,
+                    strerror(errno));
+    made = 1;
+    if (save_model(tmp, m, err, errlen) < 0 ||
+        save_config(tmp, m, err, errlen) < 0 ||
+        save_optimizer(tmp, o, err, errlen) < 0 ||
+        save_state(tmp, m, o, s, args_json, err, errlen) < 0)
+        goto out;
+    if (vocab_path != NULL &&
+        (join(path, tmp, VOCAB_FILE) < 0 ||
+         copy_file(vocab_path, path, err, errlen) < 0))
+        goto out;
+    if (sync_path(tmp, err, errlen) < 0 ||
+        install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
+        goto out;
+    sync_parent(d);
+    rc = 0;
+out:
+    if (rc < 0 && made)
+        remove_tree(tmp);
+    return rc;
+}
+
+/* ----------------------------------------------------------- loading */
+
+/* An integer field of trainer_state.json in [0, max]. */
+static int
+get_count(const char *path, struct json_object *j, const char *key,
+          uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+    struct json_object *v;
+
+    if (!json_object_object_get_ex(j, key, &v))
+        return fail(err, errlen, "'%s' has no \"%s\"", path, key);
+    if (!json_object_is_type(v, json_type_int))
+        return fail(err, errlen, "'%s': \"%s\" is not an integer", path, key);
+    if (json_object_get_int64(v) < 0)
+        return fail(err, errlen, "'%s': \"%s\" is negative", path, key);
+    *out = json_object_get_uint64(v);
+    if (*out > max)
+        return fail(err, errlen, "'%s': \"%s\" is out of range", path, key);
+    return 0;
+}
+
+static int
+read_state(const char *dir, const struct model *m, struct train_state *s,
+           char *err, size_t errlen)
+{
+    struct json_object *j, *v = NULL;
+    char path[PATH_MAX], why[160];
+    const char *want = model_cfg(m)->type == MODEL_GPT ? "gpt" : "ernie";
+    uint64_t gs, os, gbs, mbs;
+    size_t len;
+    char *text;
+    int rc = -1;
+
+    if (join(path, dir, STATE_FILE) < 0)
+        return fail(err, errlen, "'%s': path too long", dir);
+    text = read_whole(path, STATE_MAX_BYTES, &len, err, errlen);
+    if (text == NULL)
+        return -1;
+    j = parse_json(text, len, why, sizeof(why));
+    free(text);
+    if (j == NULL)
+        return fail(err, errlen, "'%s': %s", path, why);
+    if (!json_object_is_type(j, json_type_object)) {
+        fail(err, errlen, "'%s' is not a JSON object", path);
+        goto out;
+    }
+    if (!json_object_object_get_ex(j, "format", &v) ||
+        !json_object_is_type(v, json_type_string) ||
+        strcmp(json_object_get_string(v), CKPT_STATE_FORMAT) != 0) {
+        fail(err, errlen, "'%s' is not a trainer state: \"format\" is not "
+             "\"%s\"", path, CKPT_STATE_FORMAT);
+        goto out;
+    }
+    if (!json_object_object_get_ex(j, "version", &v) ||
+        !json_object_is_type(v, json_type_int) ||
+        json_object_get_int64(v) != CKPT_STATE_VERSION) {
+        fail(err, errlen, "'%s': unsupported \"version\" %s (this trainer "
+             "reads version %d)", path,
+             v ? json_object_to_json_string(v) : "(missing)",
+             CKPT_STATE_VERSION);
+        goto out;
+    }
+    if (!json_object_object_get_ex(j, "model_type", &v) ||
+        !json_object_is_type(v, json_type_string)) {
+        fail(err, errlen, "'%s': \"model_type\" is missing or not a string",
+             path);
+        goto out;
+    }
+    if (strcmp(json_object_get_string(v), want) != 0) {
+        fail(err, errlen, "checkpoint '%s' was made for model_type %.32s, "
+             "this run has %s", dir, json_object_get_string(v), want);
+        goto out;
+    }
+    if (get_count(path, j, "global_step", INT64_MAX, &gs, err, errlen) < 0 ||
+        get_count(path, j, "consumed_samples", UINT64_MAX,
+                  &s->consumed_samples, err, errlen) < 0 ||
+        get_count(path, j, "optimizer_step", INT64_MAX, &os, err, errlen) <
+            0 ||
+        get_count(path, j, "global_batch_size", INT64_MAX, &gbs, err,
+                  errlen) < 0 ||
+        get_count(path, j, "micro_batch_size", INT64_MAX, &mbs, err,
+                  errlen) < 0 ||
+        get_count(path, j, "seed", UINT64_MAX, &s->seed, err, errlen) < 0)
+        goto out;
+    s->global_step = (int64_t)gs;
+    s->optimizer_step = (int64_t)os;
+    s->global_batch_size = (int64_t)gbs;
+    s->micro_batch_size = (int64_t)mbs;
+    if (!json_object_object_get_ex(j, "learning_rate", &v) ||
+        !(json_object_is_type(v, json_type_double) ||
+          json_object_is_type(v, json_type_int))) {
+        fail(err, errlen, "'%s': \"learning_rate\" is missing or not a "
+             "number", path);
+        goto out;
+    }
+    s->learning_rate = json_object_get_double(v);
+    if (!isfinite(s->learning_rate) || s->learning_rate < 0) {
+        fail(err, errlen, "'%s': \"learning_rate\" is negative or not "
+             "finite", path);
+        goto out;
+    }
+    if (!json_object_object_get_ex(j, "args", &v) ||
+        !json_object_is_type(v, json_type_object)) {
+        fail(err, errlen, "'%s': \"args\" is missing or not an object", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    json_object_put(j);
+    return rc;
+}
+
+/* When dir has a config.json, its sizes must be m's.  (binary_head is
+ * no Hugging Face key, so config.json does not say; the SOP head's
+ * tensors in model.safetensors do.) */
+static int
+check_config(const char *dir, const struct model *m, char *err,
+             size_t errlen)
+{
+    const struct model_config *k = model_cfg(m);
+    struct model_config c;
+    struct config_err ce;
+    char path[PATH_MAX];
+    struct stat st;
+
+    if (join(path, dir, CONFIG_FILE) < 0)
+        return fail(err, errlen, "'%s': path too long", dir);
+    if (stat(path, &st) < 0 && errno == ENOENT)
+        return 0;
+    config_defaults(&c, k->type);
+    if (config_read_json(&c, path, &ce) < 0)
+        return fail(err, errlen, "%s", ce.msg);
+    if (c.type != k->type)
+        return fail(err, errlen, "checkpoint '%s' was made for model_type %s, "
+                    "this run has %s", dir,
+                    c.type == MODEL_GPT ? "gpt" : "ernie",
+                    k->type == MODEL_GPT ? "gpt" : "ernie");
+    {
+        int ernie = k->type == MODEL_ERNIE;
+        int task = ernie && c.use_task_id && k->use_task_id;
+        const struct {
+            const char *name;
+            int used, ckpt, run;
+        } f[] = {
+            { "vocab_size", 1, c.vocab_size, k->vocab_size },
+            { "hidden_size", 1, c.hidden_size, k->hidden_size },
+            { "num_hidden_layers", 1, c.num_layers, k->num_layers },
+            { "num_attention_heads", 1, c.num_heads, k->num_heads },
+            { "intermediate_size", 1,
+              c.intermediate_size ? c.intermediate_size : 4 * c.hidden_size,
+              k->intermediate_size ? k->intermediate_size
+                                   : 4 * k->hidden_size },
+            { "max_position_embeddings", 1, c.max_position, k->max_position },
+            { "type_vocab_size", ernie, c.type_vocab_size,
+              k->type_vocab_size },
+            { "use_task_id", ernie, c.use_task_id, k->use_task_id },
+            { "task_type_vocab_size", task, c.task_type_vocab_size,
+              k->task_type_vocab_size },
+        };
+
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+            if (f[i].used && f[i].ckpt != f[i].run)
+                return fail(err, errlen, "checkpoint '%s' was made for %s "
+                            "%d, this run has %d", dir, f[i].name, f[i].ckpt,
+                            f[i].run);
+    }
+    return 0;
+}
+
+/* Load the tensors prefix + name of the file dir/file into buf: exactly
+ * the table's tensors (besides those of other prefixes). */
+static int
+load_tensors(const char *dir, const char *file, const struct param_table *pt,
+             const struct ops *ops, float *const *bufs,
+             const char *const *prefixes, int n_bufs, char *err,
+             size_t errlen)
+{
+    char path[PATH_MAX];
+    struct st_file *f = NULL;
+    struct st_err se;
+    size_t unused;
+    int rc = -1;
+
+    if (join(path, dir, file) < 0)
+        return fail(err, errlen, "'%s': path too long", dir);
+    if (st_open(&f, path, &se) < 0)
+        return fail(err, errlen, "%s", se.msg);
+    for (int i = 0; i < n_bufs; i++) {
+        if (weights_load_buffer(pt, ops, bufs[i], prefixes[i], f, &unused,
+                                &se) < 0) {
+            fail(err, errlen, "'%s': %s", path, se.msg);
+            goto out;
+        }
+        if (unused > 0) {
+            fail(err, errlen, "'%s' holds %zu tensor%s named '%s...' that "
+                 "this model does not have", path, unused,
+                 unused == 1 ? "" : "s", prefixes[i]);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    st_close(f);
+    return rc;
+}
+
+int
+ckpt_load(const char *dir, struct model *m, struct optimizer *o,
+          struct train_state *s, char *err, size_t errlen)
+{
+    static const char *const model_prefix[] = { "" };
+    static const char *const optim_prefix[] = { "exp_avg.", "exp_avg_sq." };
+    struct train_state st;
+
+    if (read_state(dir, m, &st, err, errlen) < 0 ||
+        check_config(dir, m, err, errlen) < 0)
+        return -1;
+    {
+        float *bufs[] = { model_params(m) };
+
+        if (load_tensors(dir, MODEL_FILE, model_table(m), model_ops(m), bufs,
+                         model_prefix, 1, err, errlen) < 0)
+            return -1;
+    }
+    if (o != NULL) {
+        float *bufs[] = { o->m, o->v };
+
+        if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs,
+                         optim_prefix, 2, err, errlen) < 0)
+            return -1;
+        o->t = st.optimizer_step;
+    }
+    *s = st;
+    return 0;
+}
+
+int
+ckpt_exists(const char *dir)
+{
+    static const char *const files[] = { STATE_FILE, MODEL_FILE, OPTIM_FILE };
+    char path[PATH_MAX];
+    struct stat st;
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (join(path, dir, files[i]) < 0 || stat(path, &st) < 0 ||
+            !S_ISREG(st.st_mode))
+            return 0;
+    return 1;
+}

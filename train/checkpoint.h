@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checkpoint.h: the trainer's checkpoint directories.  A checkpoint is a
+ * directory that transformers loads as it is (from_pretrained) and the
+ * trainer resumes from:
+ *
+ *   model.safetensors      the weights under Hugging Face names and
+ *                          layouts, metadata {"format": "pt"}
+ *   config.json            config_write_json() of the model's config
+ *   optimizer.safetensors  AdamW's moments: "exp_avg.<name>" and
+ *                          "exp_avg_sq.<name>", laid out as the weights
+ *   trainer_state.json     {"format": "erniekit-trainer-state",
+ *                          "version": 1, "model_type": "ernie" | "gpt",
+ *                          "global_step", "consumed_samples",
+ *                          "optimizer_step", "global_batch_size",
+ *                          "micro_batch_size", "seed", "learning_rate",
+ *                          "args": {the run's arguments}}
+ *   vocab.txt              a copy of the run's vocabulary, if it has one
+ */
+#ifndef TRAIN_CHECKPOINT_H
+#define TRAIN_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct model;
+struct optimizer;
+
+#define CKPT_STATE_FORMAT "erniekit-trainer-state"
+#define CKPT_STATE_VERSION 1
+
+/* Where training stands; all counts are non-negative. */
+struct train_state {
+    int64_t global_step;    /* optimizer steps taken by the schedule */
+    int64_t optimizer_step; /* AdamW's t (saved from o->t) */
+    uint64_t consumed_samples;
+    uint64_t seed;
+    int64_t global_batch_size, micro_batch_size;
+    double learning_rate; /* of the last step */
+};
+
+/* ckpt_save: write a checkpoint of m, o and s to dir.  Everything goes
+ * into "<dir>.tmp.<pid>" first (each file fsync'ed); then the temporary
+ * directory takes dir's place, the old dir becomes "<dir>_bak" when
+ * keep_backup is set (replacing an older backup) and is removed
+ * otherwise, and dir's parent is fsync'ed.  dir is never missing in
+ * between where the file system can swap two names atomically (Linux's
+ * RENAME_EXCHANGE).  The optimizer step written is o->t, not
+ * s->optimizer_step.  args_json is a JSON object (the run's arguments,
+ * stored under "args"; NULL: {}); vocab_path is copied to vocab.txt
+ * (NULL: none).  Returns 0, or -1 with a message in err naming the file
+ * and what is wrong; on failure the temporary directory is removed and
+ * dir is as it was, except where only discarding the old checkpoint or
+ * renaming it to "<dir>_bak" failed after the new one took its place
+ * (the message then begins "saved '<dir>', but"). */
+int ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
+              const struct train_state *s, const char *args_json,
+              const char *vocab_path, int keep_backup, char *err,
+              size_t errlen);
+
+/* ckpt_load: load the checkpoint in dir into m (its weights must be
+ * exactly m's tensors, shapes included) and, when o is not NULL, the
+ * moments into o with o->t = optimizer_step; *s gets trainer_state.json
+ * (every field required, of the right type and non-negative; an unknown
+ * format or version, or another model type, is an error).  When dir has a
+ * config.json, its sizes must equal m's.  Returns 0, or -1 with err naming
+ * the file and what is wrong (missing, truncated or corrupt file, missing
+ * tensor, wrong shape, mismatched config).  On failure *s is untouched,
+ * but m and o may have been partly loaded. */
+int ckpt_load(const char *dir, struct model *m, struct optimizer *o,
+              struct train_state *s, char *err, size_t errlen);
+
+/* ckpt_exists: 1 if dir holds a complete checkpoint (trainer_state.json,
+ * model.safetensors and optimizer.safetensors are regular files), else
+ * 0. */
+int ckpt_exists(const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRAIN_CHECKPOINT_H */
