@@ -36,7 +36,7 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	test-cpd test-bpe test-vocab test-samples check
+	test-cpd test-bpe test-vocab test-samples test-train check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -45,7 +45,7 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-bpe test-vocab test-samples
+	test-bpe test-vocab test-samples test-train
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -120,6 +120,16 @@ test-samples: $(DRV_BINS) $(TOOLS) $(VENV_STAMP)
 			$(VENV)/bin/python tests/conformance/samples_$${s}_run.py \
 			--build $(BUILD) --data $(DATA) --cache build/oracle-cache; \
 	done
+
+# The trainer: its model and optimizer against PyTorch (transformers'
+# ErnieForPreTraining and GPT2LMHeadModel on Debian's torch), then whole
+# runs of `train` (the loss falls, kill and resume, determinism, errors).
+test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train $(TOOLS) \
+		$(BUILD)/vocab-build $(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) train-torch-conformance \
+		$(VENV)/bin/python tests/conformance/train_torch_run.py $(BUILD)
+	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train \
+		tests/train/run
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +318,7 @@ struct run {
     char *args_json;
     FILE *jsonl;
     double flops, peak_gflops; /* model FLOPs since the last log line */
+    int64_t kill_at; /* TRAIN_TEST_KILL_AT_STEP, for the resume tests */
 };
 
 static uint64_t
@@ -647,6 +649,8 @@ train_loop(struct run *r)
         r->st.optimizer_step = r->opt.t;
         r->st.consumed_samples = r->train.pos.consumed_samples;
         r->st.learning_rate = lr;
+        if (r->kill_at == step)
+            raise(SIGKILL); /* tests: a crash right after this step */
         logged++;
         if (step % a->logging_freq == 0) {
             double dt = now() - t_log, n = (double)logged * r->accumulate;
@@ -725,6 +729,8 @@ main(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     setup(&r);
+    if (getenv("TRAIN_TEST_KILL_AT_STEP"))
+        r.kill_at = strtoll(getenv("TRAIN_TEST_KILL_AT_STEP"), NULL, 10);
     if (mkdir(r.a.output_dir, 0777) < 0 && errno != EEXIST)
         fatal("cannot create %s: %s", r.a.output_dir, strerror(errno));
     r.args_json = args_to_json(&r.a);
