@@ -51,3 +51,18 @@ $(BUILD)/tests/drv_train: $(BUILD)/tests/drivers/drv_train.o $(LIBTRAIN) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
 $(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
+
+# The safetensors fuzz target (tests/fuzz/fuzz_safetensors.c) reads with
+# train/safetensors.c: its corpus replay links libtrain, and its libFuzzer
+# build compiles that one file.
+$(BUILD)/tests/fuzz/fuzz_safetensors.o: ALL_CFLAGS += -Itrain
+$(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
+		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
+		$(REQ_LIBS)
+
+build-fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c \
+		train/safetensors.c train/safetensors.h
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Ilibtok -Itrain \
+		$(FUZZ_FLAGS) -o $@ $< train/safetensors.c
