@@ -93,12 +93,21 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD) $(DATA)
 
+# `make train` runs the trainer with a config file (default: a tiny ERNIE on
+# the demo's data, so `make demo` first); e.g.
+#   make train TRAIN_CONFIG=configs/gpt-demo.json TRAIN_ARGS='--max_steps 100'
+TRAIN_CONFIG ?= configs/ernie-demo.json
+TRAIN_ARGS ?=
+.PHONY: train
+train: all
+	$(BUILD)/train --config $(TRAIN_CONFIG) $(TRAIN_ARGS)
+
 .PHONY: install
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
-	$(INSTALL) -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(TOOLS) $(TRAIN_TOOL) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 644 $(LIBTOK) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 644 libtok/tok.h $(DESTDIR)$(INCLUDEDIR)
 	$(INSTALL) -d $(DESTDIR)$(DATADIR)
@@ -109,7 +118,7 @@ install: all
 
 .PHONY: uninstall
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS) $(TRAIN_TOOL)))
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBTOK))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tok.h
 	rm -f $(DESTDIR)$(DATADIR)/jieba.model

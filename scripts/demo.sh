@@ -8,7 +8,8 @@
 # sentences) -> json-pack (JSONL) -> tokenize (WordPiece ids) ->
 # create-pretraining-data (sentences with whole-word marks into
 # <prefix>.bin/.idx) -> dataset-inspect (counts, text, ERNIE training
-# samples).  The trainer joins when it lands.
+# samples) -> train (a tiny ERNIE on the cmrc2018 contexts, then a tiny
+# GPT on WikiText-2, on the CPU; checkpoints in build/demo/{ernie,gpt}).
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
@@ -69,6 +70,28 @@ step "dataset-inspect: the counts, and document 0 as text (## marks whole words)
 
 step "dataset-inspect --samples: ERNIE training samples (SOP pair, whole-word masks {label>shown}), as the trainer will read them"
 "$BUILD/dataset-inspect" --samples 2 -l 64 -v "$VOCAB" "$OUT/sample"
+
+step "train: a tiny ERNIE (MLM + SOP) on the cmrc2018 contexts (segment -> json-pack -> create-pretraining-data), 40 steps on the CPU: watch the loss fall"
+"$BUILD/segment" -q -o "$OUT/zh.seg" "$OUT/zh.txt"
+"$BUILD/json-pack" -q -o "$OUT/zh.jsonl" "$OUT/zh.seg"
+"$BUILD/create-pretraining-data" -q -v "$VOCAB" -S --chinese -W --cn-splited \
+    -o "$OUT/cmrc" "$OUT/zh.jsonl"
+rm -rf "$OUT/ernie"
+"$BUILD/train" --config configs/ernie-demo.json --tokenizer_name_or_path "$VOCAB" \
+    --input_dir "$OUT/cmrc" --output_dir "$OUT/ernie" 2>&1 |
+    grep -E "global step|valid step|test step|saved|data:"
+
+step "train: a tiny GPT on WikiText-2 (vocab-build bpe -> create-pretraining-data -T gpt2-bpe), 40 steps"
+"$BUILD/vocab-build" bpe -q -s 5000 -o "$OUT/bpe" "$WIKI"
+# One document per paragraph (line) of WikiText.
+tr -d '\r' < "$WIKI" | awk 'NF { print; print "" }' > "$OUT/wiki.txt"
+"$BUILD/json-pack" -q -o "$OUT/wiki.jsonl" "$OUT/wiki.txt"
+"$BUILD/create-pretraining-data" -q -T gpt2-bpe -e -v "$OUT/bpe" \
+    -o "$OUT/wiki" "$OUT/wiki.jsonl"
+rm -rf "$OUT/gpt"
+"$BUILD/train" --config configs/gpt-demo.json --input_dir "$OUT/wiki" \
+    --output_dir "$OUT/gpt" 2>&1 |
+    grep -E "global step|valid step|test step|saved|data:"
 
 n_ids=$(wc -w < "$OUT/corpus.ids")
 n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx "$UNK" || true)
