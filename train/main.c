@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "checkpoint.h"
+#include "comm.h"
 #include "config.h"
 #include "ds.h"
 #include "model.h"
@@ -160,6 +161,7 @@ model_config_from_args(struct model_config *c, const struct train_args *a,
 
 struct loader {
     const struct ds_corpus *c;
+    uint32_t dp_rank, dp_world; /* this rank's slice of each global chunk */
     enum ds_split split;
     struct ds_position pos;
     int B, T, M_max;
@@ -184,6 +186,8 @@ loader_init(struct loader *l, const struct ds_corpus *c, enum ds_split split,
     l->T = T;
     l->M_max = M_max;
     l->type = type;
+    l->dp_rank = 0;
+    l->dp_world = 1;
     l->s = calloc((size_t)B, sizeof(*l->s));
     l->idx = calloc((size_t)B, sizeof(*l->idx));
     l->ids = calloc(BT, sizeof(int32_t));
@@ -227,8 +231,8 @@ loader_next(struct loader *l, struct batch *b)
     struct ds_err e;
     int T = l->T, rc = 0;
 
-    if (ds_corpus_batch_indices(l->c, &l->pos, 0, 1, (uint32_t)l->B, l->idx,
-                                &e) < 0)
+    if (ds_corpus_batch_indices(l->c, &l->pos, l->dp_rank, l->dp_world,
+                                (uint32_t)l->B, l->idx, &e) < 0)
         return 1;
 #pragma omp parallel for schedule(dynamic)
     for (int i = 0; i < l->B; i++) {
@@ -246,7 +250,7 @@ loader_next(struct loader *l, struct batch *b)
     }
     if (rc < 0)
         exit(1);
-    l->pos.consumed_samples += (uint64_t)l->B;
+    l->pos.consumed_samples += (uint64_t)l->B * l->dp_world;
     memset(b, 0, sizeof(*b));
     b->B = l->B;
     b->T = T;
@@ -308,6 +312,7 @@ struct run {
     char *vocab_path, *config_path;
     struct ds_corpus *corpus;
     struct model *m;
+    struct comm *comm;
     struct optimizer opt;
     struct lr_params lr;
     struct adamw_params adam;
@@ -476,6 +481,7 @@ setup(struct run *r)
               a->max_seq_len, r->cfg.max_position, r->config_path);
 
     op = ops_cpu(a->threads);
+    r->comm = comm_single();
     if (model_create(&r->m, &r->cfg, op, a->micro_batch_size, a->max_seq_len,
                      r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0, err,
                      sizeof(err)) < 0)
@@ -641,6 +647,17 @@ train_loop(struct run *r)
             acc.lm_loss += L.lm_loss;
             acc.sop_loss += L.sop_loss;
         }
+        /* Data parallel: the mean of the ranks' gradients. */
+        if (r->comm->group_size(r->comm, COMM_DP) > 1) {
+            size_t n = model_table(r->m)->total;
+            int dp = r->comm->group_size(r->comm, COMM_DP);
+
+            if (r->comm->all_reduce_sum(r->comm, model_grads(r->m), n,
+                                        COMM_F32, COMM_DP) < 0)
+                fatal("global step %lld: %s", (long long)step,
+                      r->comm->error);
+            model_ops(r->m)->scale(model_grads(r->m), n, 1.0f / (float)dp);
+        }
         if (optim_step(&r->opt, model_params(r->m), model_grads(r->m), lr,
                        &r->adam, &norm) < 0)
             fatal("global step %lld: the gradient norm is %f; stopping",
@@ -654,6 +671,17 @@ train_loop(struct run *r)
         logged++;
         if (step % a->logging_freq == 0) {
             double dt = now() - t_log, n = (double)logged * r->accumulate;
+            double sums[3] = { acc.loss, acc.lm_loss, acc.sop_loss };
+            int dp = r->comm->group_size(r->comm, COMM_DP);
+
+            /* The losses averaged over the data-parallel ranks. */
+            if (r->comm->all_reduce_sum(r->comm, sums, 3, COMM_F64,
+                                        COMM_DP) < 0)
+                fatal("global step %lld: %s", (long long)step,
+                      r->comm->error);
+            acc.loss = sums[0] / dp;
+            acc.lm_loss = sums[1] / dp;
+            acc.sop_loss = sums[2] / dp;
             double speed = logged / dt, ips = speed * r->gbs;
             double tps = ips * a->max_seq_len;
             double mfu = r->flops / dt / (r->peak_gflops * 1e9);

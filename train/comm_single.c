@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * comm_single.c: the one-rank communicator: the identity for every
+ * collective, so the training loop is written with its collectives in
+ * place from the start.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "comm.h"
+
+size_t
+comm_dtype_size(enum comm_dtype t)
+{
+    return t == COMM_F32 ? 4 : 8;
+}
+
+static int
+single_group_size(const struct comm *c, enum comm_group g)
+{
+    (void)c;
+    (void)g;
+    return 1;
+}
+
+static int
+single_group_rank(const struct comm *c, enum comm_group g)
+{
+    (void)c;
+    (void)g;
+    return 0;
+}
+
+static int
+single_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+                  enum comm_group g)
+{
+    (void)c;
+    (void)buf;
+    (void)n;
+    (void)t;
+    (void)g;
+    return 0;
+}
+
+static int
+single_copy(struct comm *c, void *out, const void *in, size_t n,
+            enum comm_dtype t, enum comm_group g)
+{
+    (void)c;
+    (void)g;
+    if (out != in)
+        memmove(out, in, n * comm_dtype_size(t));
+    return 0;
+}
+
+static int
+single_broadcast(struct comm *c, void *buf, size_t bytes, int root,
+                 enum comm_group g)
+{
+    (void)buf;
+    (void)bytes;
+    (void)g;
+    if (root != 0) {
+        snprintf(c->error, sizeof(c->error),
+                 "broadcast from rank %d of a one-rank group", root);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+single_p2p(struct comm *c, int peer, const char *what)
+{
+    snprintf(c->error, sizeof(c->error), "%s with rank %d: one rank only",
+             what, peer);
+    return -1;
+}
+
+static int
+single_send(struct comm *c, const void *buf, size_t bytes, int peer,
+            enum comm_group g)
+{
+    (void)buf;
+    (void)bytes;
+    (void)g;
+    return single_p2p(c, peer, "send");
+}
+
+static int
+single_recv(struct comm *c, void *buf, size_t bytes, int peer,
+            enum comm_group g)
+{
+    (void)buf;
+    (void)bytes;
+    (void)g;
+    return single_p2p(c, peer, "recv");
+}
+
+static int
+single_barrier(struct comm *c, enum comm_group g)
+{
+    (void)c;
+    (void)g;
+    return 0;
+}
+
+static void
+single_destroy(struct comm *c)
+{
+    (void)c;
+}
+
+static struct comm the_single = {
+    .name = "single",
+    .rank = 0,
+    .world = 1,
+    .group_size = single_group_size,
+    .group_rank = single_group_rank,
+    .all_reduce_sum = single_all_reduce,
+    .reduce_scatter_sum = single_copy,
+    .all_gather = single_copy,
+    .broadcast = single_broadcast,
+    .send = single_send,
+    .recv = single_recv,
+    .barrier = single_barrier,
+    .destroy = single_destroy,
+};
+
+struct comm *
+comm_single(void)
+{
+    return &the_single;
+}
