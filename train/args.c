@@ -18,10 +18,22 @@ struct spec {
     const char *help;
 };
 
-#define S(n, d, h) { #n, K_STR, offsetof(struct train_args, n), d, h }
-#define I(n, d, h) { #n, K_INT, offsetof(struct train_args, n), d, h }
-#define D(n, d, h) { #n, K_DBL, offsetof(struct train_args, n), d, h }
-#define B(n, d, h) { #n, K_BOOL, offsetof(struct train_args, n), d, h }
+#define S(n, d, h)                                      \
+    {                                                   \
+#        n, K_STR, offsetof(struct train_args, n), d, h \
+    }
+#define I(n, d, h)                                      \
+    {                                                   \
+#        n, K_INT, offsetof(struct train_args, n), d, h \
+    }
+#define D(n, d, h)                                      \
+    {                                                   \
+#        n, K_DBL, offsetof(struct train_args, n), d, h \
+    }
+#define B(n, d, h)                                       \
+    {                                                    \
+#        n, K_BOOL, offsetof(struct train_args, n), d, h \
+    }
 
 static const struct spec specs[] = {
     S(model_type, NULL, "ernie or gpt"),
@@ -55,7 +67,8 @@ static const struct spec specs[] = {
     I(seed, "1234", "data and dropout seed"),
     B(check_accuracy, "0", "dropouts off"),
     S(device, "auto", "cpu, cuda or auto"),
-    S(lr_decay_style, "auto", "linear, cosine or auto (ERNIE linear, GPT cosine)"),
+    S(lr_decay_style, "auto",
+      "linear, cosine or auto (ERNIE linear, GPT cosine)"),
     D(masked_lm_prob, "0.15", NULL),
     D(short_seq_prob, "0.1", NULL),
     B(favor_longer_ngram, "0", NULL),
@@ -169,9 +182,8 @@ usage(FILE *f)
     fprintf(f, "usage: train [--config FILE] [--NAME VALUE ...]\n\n");
     for (size_t i = 0; i < N_SPECS; i++)
         fprintf(f, "  --%-30s %s%s%s%s\n", specs[i].name,
-                specs[i].help ? specs[i].help : "",
-                specs[i].dflt ? " [" : "", specs[i].dflt ? specs[i].dflt : "",
-                specs[i].dflt ? "]" : "");
+                specs[i].help ? specs[i].help : "", specs[i].dflt ? " [" : "",
+                specs[i].dflt ? specs[i].dflt : "", specs[i].dflt ? "]" : "");
     fprintf(f, "\nSee train(1).\n");
 }
 

@@ -12,11 +12,11 @@
 #include <stdio.h>
 
 struct train_args {
-    char *model_type;           /* ernie | gpt */
-    char *model_name_or_path;   /* config.json, or a dir holding one */
+    char *model_type;             /* ernie | gpt */
+    char *model_name_or_path;     /* config.json, or a dir holding one */
     char *tokenizer_name_or_path; /* vocab.txt or a dir holding one */
-    int continue_training;      /* load the weights in model_name_or_path */
-    char *input_dir;            /* prefix, or "w1 prefix1 w2 prefix2 ..." */
+    int continue_training;        /* load the weights in model_name_or_path */
+    char *input_dir;              /* prefix, or "w1 prefix1 w2 prefix2 ..." */
     char *output_dir;
     char *split;
     int binary_head;
@@ -31,12 +31,13 @@ struct train_args {
     int seed;
     int check_accuracy; /* dropouts forced to 0 */
     char *device;       /* cpu | cuda | auto */
-    char *lr_decay_style; /* linear | cosine | auto (ernie linear, gpt cosine) */
+    char
+        *lr_decay_style; /* linear | cosine | auto (ernie linear, gpt cosine) */
     double masked_lm_prob, short_seq_prob;
     int favor_longer_ngram, max_ngrams;
-    int threads;       /* 0: OpenMP's default */
+    int threads;        /* 0: OpenMP's default */
     double peak_gflops; /* for MFU; 0: measure SGEMM at start */
-    char *cache_dir;   /* index caches; NULL: beside the data */
+    char *cache_dir;    /* index caches; NULL: beside the data */
 };
 
 /* args_parse: defaults, then --config FILE (anywhere on the line), then the

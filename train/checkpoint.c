@@ -21,11 +21,11 @@
 #include "weights.h"
 #include "banned.h"
 
-#define MODEL_FILE "model.safetensors"
-#define OPTIM_FILE "optimizer.safetensors"
-#define STATE_FILE "trainer_state.json"
+#define MODEL_FILE  "model.safetensors"
+#define OPTIM_FILE  "optimizer.safetensors"
+#define STATE_FILE  "trainer_state.json"
 #define CONFIG_FILE "config.json"
-#define VOCAB_FILE "vocab.txt"
+#define VOCAB_FILE  "vocab.txt"
 
 /* A trainer_state.json larger than this is refused (it holds a few
  * numbers and the run's arguments). */
@@ -80,8 +80,7 @@ sync_path(const char *path, char *err, size_t errlen)
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
     if (fd < 0)
-        return fail(err, errlen, "cannot open '%s': %s", path,
-                    strerror(errno));
+        return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
     rc = fsync(fd);
     if (rc < 0)
         fail(err, errlen, "cannot sync '%s': %s", path, strerror(errno));
@@ -140,8 +139,7 @@ copy_file(const char *src, const char *dst, char *err, size_t errlen)
 
     in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return fail(err, errlen, "cannot open '%s': %s", src,
-                    strerror(errno));
+        return fail(err, errlen, "cannot open '%s': %s", src, strerror(errno));
     out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (out < 0) {
         fail(err, errlen, "cannot create '%s': %s", dst, strerror(errno));
@@ -172,15 +170,13 @@ copy_file(const char *src, const char *dst, char *err, size_t errlen)
 out:
     close(in);
     if (close(out) < 0 && rc == 0)
-        rc = fail(err, errlen, "cannot write '%s': %s", dst,
-                  strerror(errno));
+        rc = fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
     return rc;
 }
 
 /* Read all of path into a NUL-terminated buffer (at most max bytes). */
 static char *
-read_whole(const char *path, size_t max, size_t *len, char *err,
-           size_t errlen)
+read_whole(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -228,8 +224,7 @@ fail:
 }
 
 static int
-remove_entry(const char *path, const struct stat *st, int flag,
-             struct FTW *ftw)
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
     (void)flag;
@@ -412,15 +407,19 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
     if (s->global_step < 0 || o->t < 0 || s->global_batch_size < 0 ||
         s->micro_batch_size < 0 || !isfinite(s->learning_rate) ||
         s->learning_rate < 0) {
-        fail(err, errlen, "cannot write '%s': a negative or non-finite value "
-             "in the training state", path);
+        fail(err, errlen,
+             "cannot write '%s': a negative or non-finite value "
+             "in the training state",
+             path);
         goto out;
     }
     if (args_json != NULL) {
         args = parse_json(args_json, strlen(args_json), why, sizeof(why));
         if (args == NULL || !json_object_is_type(args, json_type_object)) {
-            fail(err, errlen, "cannot write '%s': the arguments are not a "
-                 "JSON object (%s)", path, args ? "another value" : why);
+            fail(err, errlen,
+                 "cannot write '%s': the arguments are not a "
+                 "JSON object (%s)",
+                 path, args ? "another value" : why);
             goto out;
         }
     } else {
@@ -432,10 +431,10 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
                                json_object_new_string(CKPT_STATE_FORMAT)) ||
         json_object_object_add(j, "version",
                                json_object_new_int(CKPT_STATE_VERSION)) ||
-        json_object_object_add(j, "model_type",
-                               json_object_new_string(
-                                   model_cfg(m)->type == MODEL_GPT ? "gpt"
-                                                                   : "ernie")) ||
+        json_object_object_add(
+            j, "model_type",
+            json_object_new_string(
+                model_cfg(m)->type == MODEL_GPT ? "gpt" : "ernie")) ||
         json_object_object_add(j, "global_step",
                                json_object_new_int64(s->global_step)) ||
         json_object_object_add(j, "consumed_samples",
@@ -447,9 +446,9 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         json_object_object_add(j, "micro_batch_size",
                                json_object_new_int64(s->micro_batch_size)) ||
         json_object_object_add(j, "seed", json_object_new_uint64(s->seed)) ||
-        json_object_object_add(j, "learning_rate",
-                               json_object_new_double_s(s->learning_rate,
-                                                        lr))) {
+        json_object_object_add(
+            j, "learning_rate",
+            json_object_new_double_s(s->learning_rate, lr))) {
         fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
@@ -458,9 +457,9 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         goto out;
     }
     args = NULL; /* j owns it now */
-    text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                 JSON_C_TO_STRING_SPACED |
-                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+    text = json_object_to_json_string_ext(
+        j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+               JSON_C_TO_STRING_NOSLASHESCAPE);
     if (text == NULL) {
         fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
@@ -496,19 +495,19 @@ install(const char *dir, const char *tmp, const char *bak, int have_old,
 
     if (!have_old) {
         if (rename(tmp, dir) < 0)
-            return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp,
-                        dir, strerror(errno));
+            return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, dir,
+                        strerror(errno));
         return 0;
     }
     if (keep_backup && remove_tree(bak) < 0)
-        return fail(err, errlen, "cannot remove the old backup '%s': %s",
-                    bak, strerror(errno));
+        return fail(err, errlen, "cannot remove the old backup '%s': %s", bak,
+                    strerror(errno));
     if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
         /* tmp now holds the old checkpoint */
         if (keep_backup ? rename(tmp, bak) < 0 : remove_tree(tmp) < 0)
-            return fail(err, errlen, "saved '%s', but cannot %s '%s': %s",
-                        dir, keep_backup ? "back up the old checkpoint as"
-                                         : "remove the old checkpoint",
+            return fail(err, errlen, "saved '%s', but cannot %s '%s': %s", dir,
+                        keep_backup ? "back up the old checkpoint as"
+                                    : "remove the old checkpoint",
                         keep_backup ? bak : tmp, strerror(errno));
         return 0;
     }
@@ -521,8 +520,8 @@ install(const char *dir, const char *tmp, const char *bak, int have_old,
                       (long)getpid()) >= (int)sizeof(aside))
         return fail(err, errlen, "'%s': path too long", dir);
     if (rename(dir, aside) < 0)
-        return fail(err, errlen, "cannot rename '%s' to '%s': %s", dir,
-                    aside, strerror(errno));
+        return fail(err, errlen, "cannot rename '%s' to '%s': %s", dir, aside,
+                    strerror(errno));
     if (rename(tmp, dir) < 0) {
         int e = errno;
 
@@ -531,8 +530,8 @@ install(const char *dir, const char *tmp, const char *bak, int have_old,
                     strerror(e));
     }
     if (!keep_backup && remove_tree(aside) < 0)
-        return fail(err, errlen, "saved '%s', but cannot remove '%s': %s",
-                    dir, aside, strerror(errno));
+        return fail(err, errlen, "saved '%s', but cannot remove '%s': %s", dir,
+                    aside, strerror(errno));
     return 0;
 }
 
@@ -556,8 +555,10 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
     snprintf(bak, sizeof(bak), "%s_bak", d);
     if (stat(d, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            return fail(err, errlen, "cannot save a checkpoint to '%s': it "
-                        "exists and is not a directory", d);
+            return fail(err, errlen,
+                        "cannot save a checkpoint to '%s': it "
+                        "exists and is not a directory",
+                        d);
         have_old = 1;
     } else if (errno != ENOENT) {
         return fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
@@ -575,9 +576,8 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
         save_optimizer(tmp, o, err, errlen) < 0 ||
         save_state(tmp, m, o, s, args_json, err, errlen) < 0)
         goto out;
-    if (vocab_path != NULL &&
-        (join(path, tmp, VOCAB_FILE) < 0 ||
-         copy_file(vocab_path, path, err, errlen) < 0))
+    if (vocab_path != NULL && (join(path, tmp, VOCAB_FILE) < 0 ||
+                               copy_file(vocab_path, path, err, errlen) < 0))
         goto out;
     if (sync_path(tmp, err, errlen) < 0 ||
         install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
@@ -639,16 +639,19 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
     if (!json_object_object_get_ex(j, "format", &v) ||
         !json_object_is_type(v, json_type_string) ||
         strcmp(json_object_get_string(v), CKPT_STATE_FORMAT) != 0) {
-        fail(err, errlen, "'%s' is not a trainer state: \"format\" is not "
-             "\"%s\"", path, CKPT_STATE_FORMAT);
+        fail(err, errlen,
+             "'%s' is not a trainer state: \"format\" is not "
+             "\"%s\"",
+             path, CKPT_STATE_FORMAT);
         goto out;
     }
     if (!json_object_object_get_ex(j, "version", &v) ||
         !json_object_is_type(v, json_type_int) ||
         json_object_get_int64(v) != CKPT_STATE_VERSION) {
-        fail(err, errlen, "'%s': unsupported \"version\" %s (this trainer "
-             "reads version %d)", path,
-             v ? json_object_to_json_string(v) : "(missing)",
+        fail(err, errlen,
+             "'%s': unsupported \"version\" %s (this trainer "
+             "reads version %d)",
+             path, v ? json_object_to_json_string(v) : "(missing)",
              CKPT_STATE_VERSION);
         goto out;
     }
@@ -659,19 +662,20 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
         goto out;
     }
     if (strcmp(json_object_get_string(v), want) != 0) {
-        fail(err, errlen, "checkpoint '%s' was made for model_type %.32s, "
-             "this run has %s", dir, json_object_get_string(v), want);
+        fail(err, errlen,
+             "checkpoint '%s' was made for model_type %.32s, "
+             "this run has %s",
+             dir, json_object_get_string(v), want);
         goto out;
     }
     if (get_count(path, j, "global_step", INT64_MAX, &gs, err, errlen) < 0 ||
-        get_count(path, j, "consumed_samples", UINT64_MAX,
-                  &s->consumed_samples, err, errlen) < 0 ||
-        get_count(path, j, "optimizer_step", INT64_MAX, &os, err, errlen) <
+        get_count(path, j, "consumed_samples", UINT64_MAX, &s->consumed_samples,
+                  err, errlen) < 0 ||
+        get_count(path, j, "optimizer_step", INT64_MAX, &os, err, errlen) < 0 ||
+        get_count(path, j, "global_batch_size", INT64_MAX, &gbs, err, errlen) <
             0 ||
-        get_count(path, j, "global_batch_size", INT64_MAX, &gbs, err,
-                  errlen) < 0 ||
-        get_count(path, j, "micro_batch_size", INT64_MAX, &mbs, err,
-                  errlen) < 0 ||
+        get_count(path, j, "micro_batch_size", INT64_MAX, &mbs, err, errlen) <
+            0 ||
         get_count(path, j, "seed", UINT64_MAX, &s->seed, err, errlen) < 0)
         goto out;
     s->global_step = (int64_t)gs;
@@ -681,14 +685,18 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
     if (!json_object_object_get_ex(j, "learning_rate", &v) ||
         !(json_object_is_type(v, json_type_double) ||
           json_object_is_type(v, json_type_int))) {
-        fail(err, errlen, "'%s': \"learning_rate\" is missing or not a "
-             "number", path);
+        fail(err, errlen,
+             "'%s': \"learning_rate\" is missing or not a "
+             "number",
+             path);
         goto out;
     }
     s->learning_rate = json_object_get_double(v);
     if (!isfinite(s->learning_rate) || s->learning_rate < 0) {
-        fail(err, errlen, "'%s': \"learning_rate\" is negative or not "
-             "finite", path);
+        fail(err, errlen,
+             "'%s': \"learning_rate\" is negative or not "
+             "finite",
+             path);
         goto out;
     }
     if (!json_object_object_get_ex(j, "args", &v) ||
@@ -706,8 +714,7 @@ out:
  * no Hugging Face key, so config.json does not say; the SOP head's
  * tensors in model.safetensors do.) */
 static int
-check_config(const char *dir, const struct model *m, char *err,
-             size_t errlen)
+check_config(const char *dir, const struct model *m, char *err, size_t errlen)
 {
     const struct model_config *k = model_cfg(m);
     struct model_config c;
@@ -723,9 +730,10 @@ check_config(const char *dir, const struct model *m, char *err,
     if (config_read_json(&c, path, &ce) < 0)
         return fail(err, errlen, "%s", ce.msg);
     if (c.type != k->type)
-        return fail(err, errlen, "checkpoint '%s' was made for model_type %s, "
-                    "this run has %s", dir,
-                    c.type == MODEL_GPT ? "gpt" : "ernie",
+        return fail(err, errlen,
+                    "checkpoint '%s' was made for model_type %s, "
+                    "this run has %s",
+                    dir, c.type == MODEL_GPT ? "gpt" : "ernie",
                     k->type == MODEL_GPT ? "gpt" : "ernie");
     {
         int ernie = k->type == MODEL_ERNIE;
@@ -743,8 +751,7 @@ check_config(const char *dir, const struct model *m, char *err,
               k->intermediate_size ? k->intermediate_size
                                    : 4 * k->hidden_size },
             { "max_position_embeddings", 1, c.max_position, k->max_position },
-            { "type_vocab_size", ernie, c.type_vocab_size,
-              k->type_vocab_size },
+            { "type_vocab_size", ernie, c.type_vocab_size, k->type_vocab_size },
             { "use_task_id", ernie, c.use_task_id, k->use_task_id },
             { "task_type_vocab_size", task, c.task_type_vocab_size,
               k->task_type_vocab_size },
@@ -752,9 +759,10 @@ check_config(const char *dir, const struct model *m, char *err,
 
         for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
             if (f[i].used && f[i].ckpt != f[i].run)
-                return fail(err, errlen, "checkpoint '%s' was made for %s "
-                            "%d, this run has %d", dir, f[i].name, f[i].ckpt,
-                            f[i].run);
+                return fail(err, errlen,
+                            "checkpoint '%s' was made for %s "
+                            "%d, this run has %d",
+                            dir, f[i].name, f[i].ckpt, f[i].run);
     }
     return 0;
 }
@@ -764,8 +772,7 @@ check_config(const char *dir, const struct model *m, char *err,
 static int
 load_tensors(const char *dir, const char *file, const struct param_table *pt,
              const struct ops *ops, float *const *bufs,
-             const char *const *prefixes, int n_bufs, char *err,
-             size_t errlen)
+             const char *const *prefixes, int n_bufs, char *err, size_t errlen)
 {
     char path[PATH_MAX];
     struct st_file *f = NULL;
@@ -784,9 +791,10 @@ load_tensors(const char *dir, const char *file, const struct param_table *pt,
             goto out;
         }
         if (unused > 0) {
-            fail(err, errlen, "'%s' holds %zu tensor%s named '%s...' that "
-                 "this model does not have", path, unused,
-                 unused == 1 ? "" : "s", prefixes[i]);
+            fail(err, errlen,
+                 "'%s' holds %zu tensor%s named '%s...' that "
+                 "this model does not have",
+                 path, unused, unused == 1 ? "" : "s", prefixes[i]);
             goto out;
         }
     }
@@ -817,8 +825,8 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
     if (o != NULL) {
         float *bufs[] = { o->m, o->v };
 
-        if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs,
-                         optim_prefix, 2, err, errlen) < 0)
+        if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs, optim_prefix,
+                         2, err, errlen) < 0)
             return -1;
         o->t = st.optimizer_step;
     }

@@ -30,7 +30,7 @@ extern "C" {
 struct model;
 struct optimizer;
 
-#define CKPT_STATE_FORMAT "erniekit-trainer-state"
+#define CKPT_STATE_FORMAT  "erniekit-trainer-state"
 #define CKPT_STATE_VERSION 1
 
 /* Where training stands; all counts are non-negative. */

@@ -72,8 +72,8 @@ single_broadcast(struct comm *c, void *buf, size_t bytes, int root,
 static int
 single_p2p(struct comm *c, int peer, const char *what)
 {
-    snprintf(c->error, sizeof(c->error), "%s with rank %d: one rank only",
-             what, peer);
+    snprintf(c->error, sizeof(c->error), "%s with rank %d: one rank only", what,
+             peer);
     return -1;
 }
 

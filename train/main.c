@@ -30,8 +30,7 @@
 /* ------------------------------------------------------------------------ */
 /* Logging, in PaddleNLP's logger format                                     */
 
-static void __attribute__((format(printf, 1, 2)))
-log_info(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) log_info(const char *fmt, ...)
 {
     struct timeval tv;
     struct tm tm;
@@ -140,7 +139,7 @@ model_config_from_args(struct model_config *c, const struct train_args *a,
     struct config_err ce;
 
     config_defaults(c, strcmp(a->model_type, "gpt") == 0 ? MODEL_GPT
-                                                          : MODEL_ERNIE);
+                                                         : MODEL_ERNIE);
     if (config_read_json(c, config_path, &ce) < 0)
         fatal("%s", ce.msg);
     if (a->hidden_dropout_prob >= 0) {
@@ -329,9 +328,9 @@ struct run {
 static uint64_t
 micro_seed(const struct run *r, int64_t step, int micro)
 {
-    return ops_splitmix64((uint64_t)r->a.seed ^
-                          ops_splitmix64(((uint64_t)step << 16) |
-                                         (uint64_t)micro));
+    return ops_splitmix64(
+        (uint64_t)r->a.seed ^
+        ops_splitmix64(((uint64_t)step << 16) | (uint64_t)micro));
 }
 
 /* The SGEMM rate of the backend on a 1024-cube, best of 3: the peak MFU
@@ -441,8 +440,8 @@ setup(struct run *r)
     char err[1024];
     const struct ops *op;
 
-    if (!a->model_type || (strcmp(a->model_type, "ernie") &&
-                           strcmp(a->model_type, "gpt")))
+    if (!a->model_type ||
+        (strcmp(a->model_type, "ernie") && strcmp(a->model_type, "gpt")))
         fatal("--model_type must be ernie or gpt");
     if (!a->model_name_or_path || !a->input_dir || !a->output_dir)
         fatal("--model_name_or_path, --input_dir and --output_dir are "
@@ -465,10 +464,10 @@ setup(struct run *r)
     r->config_path = file_in(a->model_name_or_path, "config.json");
     model_config_from_args(&r->cfg, a, r->config_path);
     if (r->cfg.type == MODEL_ERNIE) {
-        r->vocab_path = file_in(a->tokenizer_name_or_path
-                                    ? a->tokenizer_name_or_path
-                                    : a->model_name_or_path,
-                                "vocab.txt");
+        r->vocab_path =
+            file_in(a->tokenizer_name_or_path ? a->tokenizer_name_or_path
+                                              : a->model_name_or_path,
+                    "vocab.txt");
         vocab_open(&r->vocab, r->vocab_path);
         if (r->vocab.n_base > (size_t)r->cfg.vocab_size)
             fatal("vocab '%s' has %zu tokens but the model config '%s' only "
@@ -588,8 +587,8 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
         n++;
     }
     if (n == 0) {
-        log_info("%s step %lld: no %s data", name,
-                 (long long)r->st.global_step, name);
+        log_info("%s step %lld: no %s data", name, (long long)r->st.global_step,
+                 name);
         return;
     }
     log_info("%s step %lld, batch: %d, loss: %.6f, lm_loss: %.6f, sop_loss: "
@@ -652,10 +651,9 @@ train_loop(struct run *r)
             size_t n = model_table(r->m)->total;
             int dp = r->comm->group_size(r->comm, COMM_DP);
 
-            if (r->comm->all_reduce_sum(r->comm, model_grads(r->m), n,
-                                        COMM_F32, COMM_DP) < 0)
-                fatal("global step %lld: %s", (long long)step,
-                      r->comm->error);
+            if (r->comm->all_reduce_sum(r->comm, model_grads(r->m), n, COMM_F32,
+                                        COMM_DP) < 0)
+                fatal("global step %lld: %s", (long long)step, r->comm->error);
             model_ops(r->m)->scale(model_grads(r->m), n, 1.0f / (float)dp);
         }
         if (optim_step(&r->opt, model_params(r->m), model_grads(r->m), lr,
@@ -675,10 +673,9 @@ train_loop(struct run *r)
             int dp = r->comm->group_size(r->comm, COMM_DP);
 
             /* The losses averaged over the data-parallel ranks. */
-            if (r->comm->all_reduce_sum(r->comm, sums, 3, COMM_F64,
-                                        COMM_DP) < 0)
-                fatal("global step %lld: %s", (long long)step,
-                      r->comm->error);
+            if (r->comm->all_reduce_sum(r->comm, sums, 3, COMM_F64, COMM_DP) <
+                0)
+                fatal("global step %lld: %s", (long long)step, r->comm->error);
             acc.loss = sums[0] / dp;
             acc.lm_loss = sums[1] / dp;
             acc.sop_loss = sums[2] / dp;
@@ -767,8 +764,7 @@ main(int argc, char **argv)
     log_info("model: %s, %zu parameters, %.1f MB of activations; "
              "accumulate %d micro-batches; device cpu (%s), SGEMM %.1f "
              "GFLOP/s%s",
-             r.cfg.type == MODEL_GPT ? "gpt" : "ernie",
-             model_table(r.m)->total,
+             r.cfg.type == MODEL_GPT ? "gpt" : "ernie", model_table(r.m)->total,
              model_activation_bytes(r.m) / 1e6, r.accumulate,
              model_ops(r.m)->name, r.peak_gflops,
              r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");

@@ -26,9 +26,9 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 uint64_t
 model_site_seed(const struct model *m, int layer, int site)
 {
-    return ops_splitmix64(m->fo.seed ^
-                          ops_splitmix64(((uint64_t)(layer + 2) << 8) |
-                                         (uint64_t)site));
+    return ops_splitmix64(
+        m->fo.seed ^
+        ops_splitmix64(((uint64_t)(layer + 2) << 8) | (uint64_t)site));
 }
 
 /* Carve the activation arena: a first pass (base NULL) only counts. */
@@ -129,8 +129,8 @@ layout_acts(struct model *m, struct carver *c)
 
 int
 model_create(struct model **out, const struct model_config *cfg,
-             const struct ops *ops, int max_B, int max_T, int max_M,
-             char *err, size_t errlen)
+             const struct ops *ops, int max_B, int max_T, int max_M, char *err,
+             size_t errlen)
 {
     struct model *m;
     struct config_err ce;
@@ -281,18 +281,17 @@ upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
     if (b->M < 1 || b->M > m->max_M)
         return fail(err, errlen, "%d masked slots; the model takes 1 to %d",
                     b->M, m->max_M);
-    if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size,
-                   "input_ids", err, errlen) < 0 ||
-        upload_ids(m, m->type_ids, b->token_type_ids, BT, 0,
-                   k->type_vocab_size, "token_type_ids", err, errlen) < 0 ||
+    if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size, "input_ids",
+                   err, errlen) < 0 ||
+        upload_ids(m, m->type_ids, b->token_type_ids, BT, 0, k->type_vocab_size,
+                   "token_type_ids", err, errlen) < 0 ||
         upload_ids(m, m->mpos, b->masked_positions, (size_t)b->M, 0,
                    (int32_t)BT, "masked_positions", err, errlen) < 0 ||
         upload_ids(m, m->mlab, b->masked_labels, (size_t)b->M, -1,
                    k->vocab_size, "masked_labels", err, errlen) < 0)
         return -1;
-    if (k->binary_head &&
-        upload_ids(m, m->sop_lab, b->sop_labels, (size_t)b->B, 0, 2,
-                   "sop_labels", err, errlen) < 0)
+    if (k->binary_head && upload_ids(m, m->sop_lab, b->sop_labels, (size_t)b->B,
+                                     0, 2, "sop_labels", err, errlen) < 0)
         return -1;
     for (size_t i = 0; i < BT; i++)
         h[i] = k->task_id;
@@ -335,8 +334,8 @@ model_forward(struct model *m, const struct batch *b,
     if (k->type == MODEL_GPT) {
         if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size,
                        "input_ids", err, errlen) < 0 ||
-            upload_ids(m, m->labels, b->labels, BT, -1, k->vocab_size,
-                       "labels", err, errlen) < 0)
+            upload_ids(m, m->labels, b->labels, BT, -1, k->vocab_size, "labels",
+                       err, errlen) < 0)
             return -1;
         model_gpt_forward(m);
     } else {
@@ -347,8 +346,8 @@ model_forward(struct model *m, const struct batch *b,
     {
         /* Per-row losses summed on the host in row order: deterministic. */
         size_t rows = k->type == MODEL_GPT ? BT : (size_t)m->M;
-        float *l = malloc((rows > (size_t)b->B ? rows : (size_t)b->B) *
-                          sizeof(float));
+        float *l =
+            malloc((rows > (size_t)b->B ? rows : (size_t)b->B) * sizeof(float));
         double s = 0;
 
         if (l == NULL)

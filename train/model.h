@@ -78,8 +78,8 @@ int model_init_params(struct model *m, uint64_t seed);
  * the backward pass.  Returns 0, or -1 with err (batch larger than the
  * model was made for, an id out of range). */
 int model_forward(struct model *m, const struct batch *b,
-                  const struct forward_opts *o, struct losses *out,
-                  char *err, size_t errlen);
+                  const struct forward_opts *o, struct losses *out, char *err,
+                  size_t errlen);
 
 /* model_backward: add the gradients of the last model_forward() (made with
  * grad_scale > 0) to the gradient buffer. */

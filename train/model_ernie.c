@@ -58,14 +58,16 @@ model_ernie_table(struct model *m)
 #define NAME(fmt) (snprintf(n, sizeof(n), "ernie.encoder.layer.%d." fmt, l), n)
         /* q, k, v weights adjacent, then their biases: one fused linear. */
         for (int j = 0; j < 3; j++) {
-            snprintf(n, sizeof(n), "ernie.encoder.layer.%d.attention.self.%s.weight",
-                     l, qkv[j]);
+            snprintf(n, sizeof(n),
+                     "ernie.encoder.layer.%d.attention.self.%s.weight", l,
+                     qkv[j]);
             rc |= add(m, j ? &skip : &o->qkv_w, n, C, C, TP_COLUMN, l,
                       INIT_NORMAL);
         }
         for (int j = 0; j < 3; j++) {
-            snprintf(n, sizeof(n), "ernie.encoder.layer.%d.attention.self.%s.bias",
-                     l, qkv[j]);
+            snprintf(n, sizeof(n),
+                     "ernie.encoder.layer.%d.attention.self.%s.bias", l,
+                     qkv[j]);
             rc |= add(m, j ? &skip : &o->qkv_b, n, C, 0, TP_COLUMN, l,
                       INIT_ZEROS);
         }
@@ -73,18 +75,18 @@ model_ernie_table(struct model *m)
                   TP_ROW, l, INIT_NORMAL);
         rc |= add(m, &o->proj_b, NAME("attention.output.dense.bias"), C, 0,
                   TP_REPLICATED, l, INIT_ZEROS);
-        rc |= add(m, &o->ln1_w, NAME("attention.output.LayerNorm.weight"), C,
-                  0, TP_REPLICATED, l, INIT_ONES);
+        rc |= add(m, &o->ln1_w, NAME("attention.output.LayerNorm.weight"), C, 0,
+                  TP_REPLICATED, l, INIT_ONES);
         rc |= add(m, &o->ln1_b, NAME("attention.output.LayerNorm.bias"), C, 0,
                   TP_REPLICATED, l, INIT_ZEROS);
         rc |= add(m, &o->fc_w, NAME("intermediate.dense.weight"), I, C,
                   TP_COLUMN, l, INIT_NORMAL);
-        rc |= add(m, &o->fc_b, NAME("intermediate.dense.bias"), I, 0,
-                  TP_COLUMN, l, INIT_ZEROS);
+        rc |= add(m, &o->fc_b, NAME("intermediate.dense.bias"), I, 0, TP_COLUMN,
+                  l, INIT_ZEROS);
         rc |= add(m, &o->fc2_w, NAME("output.dense.weight"), C, I, TP_ROW, l,
                   INIT_NORMAL);
-        rc |= add(m, &o->fc2_b, NAME("output.dense.bias"), C, 0,
-                  TP_REPLICATED, l, INIT_ZEROS);
+        rc |= add(m, &o->fc2_b, NAME("output.dense.bias"), C, 0, TP_REPLICATED,
+                  l, INIT_ZEROS);
         rc |= add(m, &o->ln2_w, NAME("output.LayerNorm.weight"), C, 0,
                   TP_REPLICATED, l, INIT_ONES);
         rc |= add(m, &o->ln2_b, NAME("output.LayerNorm.bias"), C, 0,
@@ -94,8 +96,8 @@ model_ernie_table(struct model *m)
     if (k->binary_head) {
         rc |= add(m, &h->pool_w, "ernie.pooler.dense.weight", C, C,
                   TP_REPLICATED, PARAM_POST, INIT_NORMAL);
-        rc |= add(m, &h->pool_b, "ernie.pooler.dense.bias", C, 0,
-                  TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+        rc |= add(m, &h->pool_b, "ernie.pooler.dense.bias", C, 0, TP_REPLICATED,
+                  PARAM_POST, INIT_ZEROS);
     }
     rc |= add(m, &h->mlm_w, "cls.predictions.transform.dense.weight", C, C,
               TP_REPLICATED, PARAM_POST, INIT_NORMAL);
@@ -103,8 +105,8 @@ model_ernie_table(struct model *m)
               TP_REPLICATED, PARAM_POST, INIT_ZEROS);
     rc |= add(m, &h->mlm_ln_w, "cls.predictions.transform.LayerNorm.weight", C,
               0, TP_REPLICATED, PARAM_POST, INIT_ONES);
-    rc |= add(m, &h->mlm_ln_b, "cls.predictions.transform.LayerNorm.bias", C,
-              0, TP_REPLICATED, PARAM_POST, INIT_ZEROS);
+    rc |= add(m, &h->mlm_ln_b, "cls.predictions.transform.LayerNorm.bias", C, 0,
+              TP_REPLICATED, PARAM_POST, INIT_ZEROS);
     rc |= add(m, &h->mlm_bias, "cls.predictions.bias", k->vocab_size, 0,
               TP_VOCAB, PARAM_POST, INIT_ZEROS);
     if (k->binary_head) {
@@ -142,8 +144,7 @@ model_ernie_forward(struct model *m)
     if (k->use_task_id)
         op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);
     op->layernorm_fwd(m->emb_ln, m->emb_mean, m->emb_rstd, m->emb,
-                      P(h->emb_ln_w), P(h->emb_ln_b), BT, C,
-                      k->layer_norm_eps);
+                      P(h->emb_ln_w), P(h->emb_ln_b), BT, C, k->layer_norm_eps);
     op->dropout_fwd(m->emb_ln, m->emb_ln, n, ph,
                     model_site_seed(m, -1, SITE_EMB));
     x = m->emb_ln;
@@ -161,18 +162,16 @@ model_ernie_forward(struct model *m)
         op->dropout_fwd(m->tmp, m->tmp, n, ph,
                         model_site_seed(m, l, SITE_ATT_OUT));
         op->add(a->r1, x, m->tmp, n);
-        op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1,
-                          P(o->ln1_w), P(o->ln1_b), BT, C, k->layer_norm_eps);
+        op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1, P(o->ln1_w),
+                          P(o->ln1_b), BT, C, k->layer_norm_eps);
         op->linear_fwd(a->fch, a->ln1, P(o->fc_w), P(o->fc_b), BT, C, I);
-        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I,
-                    k->hidden_act);
-        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I,
-                       C);
+        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
+        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
         op->dropout_fwd(m->tmp, m->tmp, n, ph,
                         model_site_seed(m, l, SITE_MLP_OUT));
         op->add(a->r2, a->ln1, m->tmp, n);
-        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2,
-                          P(o->ln2_w), P(o->ln2_b), BT, C, k->layer_norm_eps);
+        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2, P(o->ln2_w),
+                          P(o->ln2_b), BT, C, k->layer_norm_eps);
         x = a->ln2;
     }
 
@@ -194,11 +193,10 @@ model_ernie_forward(struct model *m)
                        C);
         op->act_fwd(m->pooled, m->pool_pre, (size_t)B * (size_t)C,
                     OPS_ACT_TANH);
-        op->linear_fwd(m->sop_logits, m->pooled, P(h->sop_w), P(h->sop_b), B,
-                       C, 2);
-        op->xent(m->sop_losses,
-                 m->fo.grad_scale > 0 ? m->sop_logits : NULL, m->sop_logits,
-                 m->sop_lab, B, 2, m->fo.grad_scale / (float)B);
+        op->linear_fwd(m->sop_logits, m->pooled, P(h->sop_w), P(h->sop_b), B, C,
+                       2);
+        op->xent(m->sop_losses, m->fo.grad_scale > 0 ? m->sop_logits : NULL,
+                 m->sop_logits, m->sop_lab, B, 2, m->fo.grad_scale / (float)B);
     }
 }
 
@@ -230,8 +228,8 @@ model_ernie_backward(struct model *m)
     op->zero(m->gm2, nM * sizeof(float));
     op->act_bwd(m->gm2, m->gm1, m->mt, nM, k->hidden_act);
     op->zero(m->gm0, nM * sizeof(float));
-    op->linear_bwd(m->gm0, G(h->mlm_w), G(h->mlm_b), m->gm2, m->mg,
-                   P(h->mlm_w), M, C, C);
+    op->linear_bwd(m->gm0, G(h->mlm_w), G(h->mlm_b), m->gm2, m->mg, P(h->mlm_w),
+                   M, C, C);
     op->scatter_add_rows(m->g0, m->gm0, m->mpos, M, C);
 
     /* SOP head and pooler. */
@@ -279,10 +277,10 @@ model_ernie_backward(struct model *m)
         op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
                        P(o->proj_w), BT, C, C);
         op->zero(m->gq, 3 * n * sizeof(float));
-        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH,
-                          0, pa, model_site_seed(m, l, SITE_ATT_PROBS));
-        op->linear_bwd(m->g0, G(o->qkv_w), G(o->qkv_b), m->gq, x,
-                       P(o->qkv_w), BT, C, 3 * C);
+        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH, 0,
+                          pa, model_site_seed(m, l, SITE_ATT_PROBS));
+        op->linear_bwd(m->g0, G(o->qkv_w), G(o->qkv_b), m->gq, x, P(o->qkv_w),
+                       BT, C, 3 * C);
     }
 
     /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */

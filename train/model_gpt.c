@@ -40,8 +40,8 @@ model_gpt_table(struct model *m)
     char n[PARAM_NAME_MAX];
     int rc = 0;
 
-    rc |= add(m, &h->word, "transformer.wte.weight", k->vocab_size, C,
-              TP_VOCAB, PARAM_PRE, INIT_NORMAL, std, 0);
+    rc |= add(m, &h->word, "transformer.wte.weight", k->vocab_size, C, TP_VOCAB,
+              PARAM_PRE, INIT_NORMAL, std, 0);
     rc |= add(m, &h->pos, "transformer.wpe.weight", k->max_position, C,
               TP_REPLICATED, PARAM_PRE, INIT_NORMAL, std, 0);
     for (int l = 0; l < k->num_layers && rc == 0; l++) {
@@ -52,14 +52,14 @@ model_gpt_table(struct model *m)
                   INIT_ONES, 0, 0);
         rc |= add(m, &o->ln1_b, NAME("ln_1.bias"), C, 0, TP_REPLICATED, l,
                   INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->qkv_w, NAME("attn.c_attn.weight"), 3 * C, C,
-                  TP_COLUMN, l, INIT_NORMAL, std, 1);
+        rc |= add(m, &o->qkv_w, NAME("attn.c_attn.weight"), 3 * C, C, TP_COLUMN,
+                  l, INIT_NORMAL, std, 1);
         rc |= add(m, &o->qkv_b, NAME("attn.c_attn.bias"), 3 * C, 0, TP_COLUMN,
                   l, INIT_ZEROS, 0, 0);
         rc |= add(m, &o->proj_w, NAME("attn.c_proj.weight"), C, C, TP_ROW, l,
                   INIT_NORMAL, std_res, 1);
-        rc |= add(m, &o->proj_b, NAME("attn.c_proj.bias"), C, 0,
-                  TP_REPLICATED, l, INIT_ZEROS, 0, 0);
+        rc |= add(m, &o->proj_b, NAME("attn.c_proj.bias"), C, 0, TP_REPLICATED,
+                  l, INIT_ZEROS, 0, 0);
         rc |= add(m, &o->ln2_w, NAME("ln_2.weight"), C, 0, TP_REPLICATED, l,
                   INIT_ONES, 0, 0);
         rc |= add(m, &o->ln2_b, NAME("ln_2.bias"), C, 0, TP_REPLICATED, l,
@@ -70,8 +70,8 @@ model_gpt_table(struct model *m)
                   INIT_ZEROS, 0, 0);
         rc |= add(m, &o->fc2_w, NAME("mlp.c_proj.weight"), C, I, TP_ROW, l,
                   INIT_NORMAL, std_res, 1);
-        rc |= add(m, &o->fc2_b, NAME("mlp.c_proj.bias"), C, 0, TP_REPLICATED,
-                  l, INIT_ZEROS, 0, 0);
+        rc |= add(m, &o->fc2_b, NAME("mlp.c_proj.bias"), C, 0, TP_REPLICATED, l,
+                  INIT_ZEROS, 0, 0);
 #undef NAME
     }
     rc |= add(m, &h->lnf_w, "transformer.ln_f.weight", C, 0, TP_REPLICATED,
@@ -111,22 +111,18 @@ model_gpt_forward(struct model *m)
 
         op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, x, P(o->ln1_w),
                           P(o->ln1_b), BT, C, k->layer_norm_eps);
-        op->linear_fwd(a->qkv, a->ln1, P(o->qkv_w), P(o->qkv_b), BT, C,
-                       3 * C);
-        op->attention_fwd(a->atty, a->att, a->qkv, NULL, B, T, C,
-                          k->num_heads, 1, pa,
-                          model_site_seed(m, l, SITE_ATT_PROBS));
+        op->linear_fwd(a->qkv, a->ln1, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
+        op->attention_fwd(a->atty, a->att, a->qkv, NULL, B, T, C, k->num_heads,
+                          1, pa, model_site_seed(m, l, SITE_ATT_PROBS));
         op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
         op->dropout_fwd(m->tmp, m->tmp, n, ph,
                         model_site_seed(m, l, SITE_ATT_OUT));
         op->add(a->r1, x, m->tmp, n);
-        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r1,
-                          P(o->ln2_w), P(o->ln2_b), BT, C, k->layer_norm_eps);
+        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r1, P(o->ln2_w),
+                          P(o->ln2_b), BT, C, k->layer_norm_eps);
         op->linear_fwd(a->fch, a->ln2, P(o->fc_w), P(o->fc_b), BT, C, I);
-        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I,
-                    k->hidden_act);
-        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I,
-                       C);
+        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
+        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
         op->dropout_fwd(m->tmp, m->tmp, n, ph,
                         model_site_seed(m, l, SITE_MLP_OUT));
         op->add(a->r2, a->r1, m->tmp, n);
@@ -188,8 +184,8 @@ model_gpt_backward(struct model *m)
         op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
                        P(o->proj_w), BT, C, C);
         op->zero(m->gq, 3 * n * sizeof(float));
-        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH,
-                          1, pa, model_site_seed(m, l, SITE_ATT_PROBS));
+        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH, 1,
+                          pa, model_site_seed(m, l, SITE_ATT_PROBS));
         op->zero(m->g1, n * sizeof(float));
         op->linear_bwd(m->g1, G(o->qkv_w), G(o->qkv_b), m->gq, a->ln1,
                        P(o->qkv_w), BT, C, 3 * C);

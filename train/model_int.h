@@ -22,9 +22,9 @@ struct layer_off {
 
 /* Offsets of the tensors outside the layers (unused ones stay 0). */
 struct head_off {
-    size_t word, pos, type, task; /* embeddings */
-    size_t emb_ln_w, emb_ln_b;    /* ERNIE */
-    size_t pool_w, pool_b;        /* ERNIE pooler */
+    size_t word, pos, type, task;                      /* embeddings */
+    size_t emb_ln_w, emb_ln_b;                         /* ERNIE */
+    size_t pool_w, pool_b;                             /* ERNIE pooler */
     size_t mlm_w, mlm_b, mlm_ln_w, mlm_ln_b, mlm_bias; /* ERNIE MLM head */
     size_t sop_w, sop_b;                               /* ERNIE SOP head */
     size_t lnf_w, lnf_b;                               /* GPT final norm */
@@ -55,12 +55,12 @@ struct model {
     void *arena;
     size_t arena_bytes;
     struct layer_acts *la;
-    float *emb;       /* [BT, C] ERNIE: sum of embeddings; GPT: output */
+    float *emb; /* [BT, C] ERNIE: sum of embeddings; GPT: output */
     float *emb_ln, *emb_mean, *emb_rstd; /* ERNIE: LN (+ dropout) output */
-    float *tmp;       /* [BT, C] projection output before the residual */
-    float *logits;    /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
-    float *losses;    /* [BT] or [M] per-row CE */
-    float *key_bias;  /* [BT] ERNIE additive mask */
+    float *tmp;      /* [BT, C] projection output before the residual */
+    float *logits;   /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
+    float *losses;   /* [BT] or [M] per-row CE */
+    float *key_bias; /* [BT] ERNIE additive mask */
     float *lnf, *lnf_mean, *lnf_rstd; /* GPT final norm */
     /* ERNIE heads */
     float *mg, *mt, *mta, *mln, *mm, *mr; /* MLM rows [M, C], stats [M] */

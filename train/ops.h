@@ -48,8 +48,8 @@ struct ops {
     void (*zero)(void *p, size_t bytes);
 
     /* y[M,N] = x[M,K] . w[N,K]^T + b[N] (b may be NULL). */
-    void (*linear_fwd)(float *y, const float *x, const float *w,
-                       const float *b, int M, int K, int N);
+    void (*linear_fwd)(float *y, const float *x, const float *w, const float *b,
+                       int M, int K, int N);
     /* dx[M,K] += dy[M,N] . w[N,K];  dw[N,K] += dy^T . x;
      * db[N] += column sums of dy.  Any of dx, dw, db may be NULL. */
     void (*linear_bwd)(float *dx, float *dw, float *db, const float *dy,
@@ -57,12 +57,12 @@ struct ops {
 
     /* y[i,:] = table[ids[i],:] (accumulate == 0) or += (accumulate != 0),
      * for i < n; C columns. */
-    void (*embed_fwd)(float *y, const int32_t *ids, const float *table,
-                      int n, int C, int accumulate);
+    void (*embed_fwd)(float *y, const int32_t *ids, const float *table, int n,
+                      int C, int accumulate);
     /* dtable[ids[i],:] += dy[i,:], except rows whose id == skip_id (the
      * padding_idx of torch.nn.Embedding; -1 for none). */
-    void (*embed_bwd)(float *dtable, const float *dy, const int32_t *ids,
-                      int n, int C, int32_t skip_id);
+    void (*embed_bwd)(float *dtable, const float *dy, const int32_t *ids, int n,
+                      int C, int32_t skip_id);
 
     /* y = (x - mean) * rstd * w + b per row of C; mean[n], rstd[n] saved
      * for backward (biased variance, as torch.nn.LayerNorm). */

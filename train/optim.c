@@ -17,7 +17,8 @@ lr_at(const struct lr_params *p, int64_t step)
         return p->min_lr;
     r = (e - w) / (d - w);
     if (p->kind == LR_COSINE)
-        return p->min_lr + 0.5 * (cos(M_PI * r) + 1.0) * (p->max_lr - p->min_lr);
+        return p->min_lr +
+               0.5 * (cos(M_PI * r) + 1.0) * (p->max_lr - p->min_lr);
     return p->min_lr + (1.0 - r) * (p->max_lr - p->min_lr);
 }
 

@@ -27,8 +27,8 @@ enum param_init {
 };
 
 /* Pipeline placement: a transformer layer's index, or one of these. */
-#define PARAM_PRE  (-1) /* embeddings: the first stage */
-#define PARAM_POST (-2) /* final norm and heads: the last stage */
+#define PARAM_PRE      (-1) /* embeddings: the first stage */
+#define PARAM_POST     (-2) /* final norm and heads: the last stage */
 
 #define PARAM_NAME_MAX 96
 
@@ -43,7 +43,7 @@ struct param_tensor {
     int decay;         /* AdamW weight decay applies (ndim 2) */
     int hf_transposed; /* Hugging Face stores it [in, out] (GPT-2 Conv1D) */
     enum param_init init;
-    float std;       /* INIT_NORMAL */
+    float std;        /* INIT_NORMAL */
     int64_t zero_row; /* a row set to 0 at init (padding_idx), or -1 */
 };
 
@@ -71,8 +71,7 @@ const struct param_tensor *params_find(const struct param_table *pt,
  * from seed.  Element i of the tensor named s gets the i-th normal draw of
  * a counter-based generator keyed by (seed, s): the values depend neither
  * on the table's order nor on any parallel layout. */
-void params_fill_init(const struct param_table *pt, uint64_t seed,
-                      float *host);
+void params_fill_init(const struct param_table *pt, uint64_t seed, float *host);
 
 /* The k-th standard normal draw of stream `key` (Box-Muller over two
  * splitmix64 uniforms). */

@@ -84,8 +84,12 @@ static int
 ignorable(const char *name)
 {
     static const char *const suffix[] = {
-        "cls.predictions.decoder.weight", "cls.predictions.decoder.bias",
-        "lm_head.weight", "position_ids", ".attn.bias", ".attn.masked_bias",
+        "cls.predictions.decoder.weight",
+        "cls.predictions.decoder.bias",
+        "lm_head.weight",
+        "position_ids",
+        ".attn.bias",
+        ".attn.masked_bias",
     };
     size_t len = strlen(name);
 
@@ -137,8 +141,8 @@ weights_load_buffer(const struct param_table *table, const struct ops *ops,
             char want[64];
 
             if (p->ndim == 2)
-                snprintf(want, sizeof(want), "F32 [%lld, %lld]",
-                         (long long)d0, (long long)d1);
+                snprintf(want, sizeof(want), "F32 [%lld, %lld]", (long long)d0,
+                         (long long)d1);
             else
                 snprintf(want, sizeof(want), "F32 [%lld]", (long long)d0);
             set_err(err, "tensor '%s' has the wrong dtype or shape (want %s)",

@@ -34,8 +34,7 @@ int weights_save_buffer(const struct param_table *table, const struct ops *ops,
  * not counting the ones tied weights and buffers leave (decoder, lm_head,
  * position_ids, attention masks). */
 int weights_load_buffer(const struct param_table *table, const struct ops *ops,
-                        float *buf, const char *prefix,
-                        const struct st_file *f, size_t *n_unused,
-                        struct st_err *err);
+                        float *buf, const char *prefix, const struct st_file *f,
+                        size_t *n_unused, struct st_err *err);
 
 #endif /* TRAIN_WEIGHTS_H */

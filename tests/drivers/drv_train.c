@@ -134,8 +134,8 @@ cmd_run(int argc, char **argv)
     lp.kind = LR_LINEAR;
     for (int i = 6; i + 1 < argc; i++)
         if (strcmp(argv[i], "--schedule") == 0)
-            lp.kind = strcmp(argv[i + 1], "cosine") == 0 ? LR_COSINE
-                                                        : LR_LINEAR;
+            lp.kind =
+                strcmp(argv[i + 1], "cosine") == 0 ? LR_COSINE : LR_LINEAR;
     lp.max_lr = opt(argc, argv, "--max-lr", 1e-3);
     lp.min_lr = opt(argc, argv, "--min-lr", 0);
     lp.warmup_steps = opt(argc, argv, "--warmup-steps", 0);
@@ -222,8 +222,7 @@ cmd_run(int argc, char **argv)
         if (extra == NULL)
             die("%s", "out of memory");
         {
-            static const char *const sn[3] = { "loss", "lm_loss",
-                                               "sop_loss" };
+            static const char *const sn[3] = { "loss", "lm_loss", "sop_loss" };
             for (int i = 0; i < 3; i++) {
                 extra[n].name = sn[i];
                 extra[n].dtype = ST_F32;
