@@ -25,7 +25,9 @@
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
+#include "safetensors.h"
 #include "tok.h"
+#include "weights.h"
 
 /* ------------------------------------------------------------------------ */
 /* Logging, in PaddleNLP's logger format                                     */
@@ -58,6 +60,20 @@ fatal(const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     exit(1);
+}
+
+/* A problem with the arguments: exit status 2, as for usage errors. */
+static void __attribute__((format(printf, 1, 2), noreturn))
+usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "train: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see train --help)\n", stderr);
+    exit(2);
 }
 
 static double
@@ -442,24 +458,28 @@ setup(struct run *r)
 
     if (!a->model_type ||
         (strcmp(a->model_type, "ernie") && strcmp(a->model_type, "gpt")))
-        fatal("--model_type must be ernie or gpt");
+        usage_error("--model_type must be ernie or gpt");
     if (!a->model_name_or_path || !a->input_dir || !a->output_dir)
-        fatal("--model_name_or_path, --input_dir and --output_dir are "
-              "required (see train --help)");
-    if (a->micro_batch_size < 1 || a->max_steps < 1 || a->max_seq_len < 4 ||
-        a->logging_freq < 1 || a->eval_freq < 1 || a->eval_iters < 0 ||
-        a->save_steps < 1 || a->checkpoint_steps < 1)
-        fatal("micro_batch_size, max_steps, logging_freq, eval_freq, "
-              "save_steps and checkpoint_steps must be positive");
+        usage_error("--model_name_or_path, --input_dir and --output_dir are "
+                    "required");
+    if (a->micro_batch_size < 1 || a->max_steps < 1 || a->logging_freq < 1 ||
+        a->eval_freq < 1 || a->save_steps < 1 || a->checkpoint_steps < 1 ||
+        a->global_batch_size < 0 || a->decay_steps < 0)
+        usage_error("micro_batch_size, max_steps, logging_freq, eval_freq, "
+                    "save_steps and checkpoint_steps must be positive, "
+                    "global_batch_size and decay_steps not negative");
+    if (a->max_seq_len < 4 || a->eval_iters < 0)
+        usage_error("max_seq_len must be at least 4, eval_iters not negative");
     r->gbs = a->global_batch_size ? a->global_batch_size : a->micro_batch_size;
     if (r->gbs % a->micro_batch_size)
-        fatal("global_batch_size %d is not a multiple of micro_batch_size %d",
-              r->gbs, a->micro_batch_size);
+        usage_error("global_batch_size %d is not a multiple of "
+                    "micro_batch_size %d",
+                    r->gbs, a->micro_batch_size);
     r->accumulate = r->gbs / a->micro_batch_size;
     if (strcmp(a->device, "cuda") == 0)
         fatal("--device cuda: this build has no CUDA backend yet");
     if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
-        fatal("--device must be cpu, cuda or auto");
+        usage_error("--device must be cpu, cuda or auto");
 
     r->config_path = file_in(a->model_name_or_path, "config.json");
     model_config_from_args(&r->cfg, a, r->config_path);
@@ -522,17 +542,36 @@ load_or_init(struct run *r)
             fatal("%s was written with global_batch_size %lld; this run has "
                   "%d",
                   last, (long long)r->st.global_batch_size, r->gbs);
+        /* What this run's checkpoints will record. */
+        r->st.seed = (uint64_t)a->seed;
+        r->st.micro_batch_size = a->micro_batch_size;
         log_info("resuming from %s at global step %lld (%llu samples "
                  "consumed)",
                  last, (long long)r->st.global_step,
                  (unsigned long long)r->st.consumed_samples);
+    } else if (access(last, F_OK) == 0) {
+        /* Saves are atomic, so a partial model_last was damaged later. */
+        fatal("%s is not a complete checkpoint (trainer_state.json, "
+              "model.safetensors and optimizer.safetensors); move it away, "
+              "or rename %s_bak to resume from the one before",
+              last, last);
     } else if (a->continue_training) {
-        struct train_state ignored;
+        /* Weights only: one of our checkpoints, or a directory saved by
+         * transformers' save_pretrained (model.safetensors). */
+        char *path = file_in(a->model_name_or_path, "model.safetensors");
+        struct st_file *f;
+        struct st_err se;
+        size_t unused = 0;
 
-        if (ckpt_load(a->model_name_or_path, r->m, NULL, &ignored, err,
-                      sizeof(err)) < 0)
-            fatal("--continue_training: %s", err);
-        log_info("weights from %s", a->model_name_or_path);
+        if (st_open(&f, path, &se) < 0)
+            fatal("--continue_training: %s", se.msg);
+        if (weights_load_buffer(model_table(r->m), model_ops(r->m),
+                                model_params(r->m), "", f, &unused, &se) < 0)
+            fatal("--continue_training: %s: %s", path, se.msg);
+        st_close(f);
+        log_info("weights from %s%s", path,
+                 unused ? " (some of its tensors are not in this model)" : "");
+        free(path);
     } else {
         if (model_init_params(r->m, (uint64_t)a->seed) < 0)
             fatal("out of memory");
@@ -556,12 +595,12 @@ save(struct run *r, const char *name, int keep_backup)
 }
 
 static void
-check_loss(const struct run *r, const struct losses *L, const char *what)
+check_loss(int64_t step, const struct losses *L, const char *what)
 {
     if (!isfinite(L->loss))
         fatal("global step %lld: %s loss is %f; stopping (lower --max_lr, "
               "set --grad_clip, or check the data)",
-              (long long)r->st.global_step + 1, what, L->loss);
+              (long long)step, what, L->loss);
 }
 
 /* Evaluate `iters` micro-batches of a split, continuing its loader. */
@@ -580,7 +619,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
             break;
         if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
             fatal("%s step %d: %s", name, i, err);
-        check_loss(r, &L, name);
+        check_loss(r->st.global_step, &L, name);
         sum.loss += L.loss;
         sum.lm_loss += L.lm_loss;
         sum.sop_loss += L.sop_loss;
@@ -639,7 +678,7 @@ train_loop(struct run *r)
                       (long long)step);
             if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
                 fatal("global step %lld: %s", (long long)step, err);
-            check_loss(r, &L, "training");
+            check_loss(step, &L, "training");
             model_backward(r->m);
             r->flops += train_flops(&r->cfg, b.B, b.T, b.M);
             acc.loss += L.loss;
@@ -721,7 +760,7 @@ train_loop(struct run *r)
 
             if (step % a->eval_freq == 0 && a->eval_iters > 0)
                 evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate);
-            if (step % a->checkpoint_steps == 0)
+            if (step % a->checkpoint_steps == 0 || step == a->max_steps)
                 save(r, "model_last", 1);
             if (step % a->save_steps == 0 || step == a->max_steps) {
                 char name[64];
