@@ -312,6 +312,21 @@ cpu_layernorm_bwd(float *dx, float *dw, float *db, const float *dy,
 #define SQRT_2_OVER_PI 0.79788456080286536f
 #define GELU_CUBE      0.044715f
 
+/* glibc's vector math (libmvec, which -lm pulls in as needed): in the
+ * `omp simd` loops of the target_clones functions below, GCC calls the 4-,
+ * 8- or 16-wide variant of these for the clone's instruction set.  With
+ * the scalar calls the loss over a 40k vocabulary cost twice the logits'
+ * GEMM, and GELU as much as the MLP's GEMMs (BENCHMARKS.md, "train"). */
+#pragma omp declare simd notinbranch
+extern float expf(float);
+#pragma omp declare simd notinbranch
+extern float erff(float);
+#pragma omp declare simd notinbranch
+extern float tanhf(float);
+
+/* Elements per task of the elementwise loops. */
+#define SPAN 4096
+
 static float
 act_f(float x, enum ops_act act)
 {
@@ -354,21 +369,85 @@ act_df(float x, enum ops_act act)
     return 0.0f;
 }
 
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+/* y = f(x) over one span; a loop per activation, so each vectorizes. */
+CLONES static void
+act_fwd_span(float *y, const float *x, size_t n, enum ops_act act)
+{
+    switch (act) {
+    case OPS_ACT_GELU:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * INV_SQRT2));
+        return;
+    case OPS_ACT_GELU_TANH:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = 0.5f * x[i] *
+                   (1.0f + tanhf(SQRT_2_OVER_PI *
+                                 (x[i] + GELU_CUBE * x[i] * x[i] * x[i])));
+        return;
+    default:
+        for (size_t i = 0; i < n; i++)
+            y[i] = act_f(x[i], act);
+    }
+}
+
+/* dx += dy * f'(x) over one span. */
+CLONES static void
+act_bwd_span(float *dx, const float *dy, const float *x, size_t n,
+             enum ops_act act)
+{
+    switch (act) {
+    case OPS_ACT_GELU:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            dx[i] += dy[i] * (0.5f * (1.0f + erff(x[i] * INV_SQRT2)) +
+                              x[i] * INV_SQRT_2PI * expf(-0.5f * x[i] * x[i]));
+        return;
+    case OPS_ACT_GELU_TANH:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            float t =
+                tanhf(SQRT_2_OVER_PI * (x[i] + GELU_CUBE * x[i] * x[i] * x[i]));
+
+            dx[i] += dy[i] * (0.5f * (1.0f + t) +
+                              0.5f * x[i] * (1.0f - t * t) * SQRT_2_OVER_PI *
+                                  (1.0f + 3.0f * GELU_CUBE * x[i] * x[i]));
+        }
+        return;
+    default:
+        for (size_t i = 0; i < n; i++)
+            dx[i] += dy[i] * act_df(x[i], act);
+    }
+}
+
 static void
 cpu_act_fwd(float *y, const float *x, size_t n, enum ops_act act)
 {
+    long spans = (long)((n + SPAN - 1) / SPAN);
+
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        y[i] = act_f(x[i], act);
+    for (long k = 0; k < spans; k++) {
+        size_t lo = (size_t)k * SPAN, len = n - lo < SPAN ? n - lo : SPAN;
+
+        act_fwd_span(y + lo, x + lo, len, act);
+    }
 }
 
 static void
 cpu_act_bwd(float *dx, const float *dy, const float *x, size_t n,
             enum ops_act act)
 {
+    long spans = (long)((n + SPAN - 1) / SPAN);
+
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        dx[i] += dy[i] * act_df(x[i], act);
+    for (long k = 0; k < spans; k++) {
+        size_t lo = (size_t)k * SPAN, len = n - lo < SPAN ? n - lo : SPAN;
+
+        act_bwd_span(dx + lo, dy + lo, x + lo, len, act);
+    }
 }
 
 /* ------------------------------------------------------------ elementwise */
@@ -625,8 +704,33 @@ cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
 
 /* ------------------------------------------------------------ loss */
 
-/* The sum of exp(x - max) is accumulated in double; logsumexp and the
- * loss are formed in double and rounded once. */
+/* One row of cpu_xent: its loss, and its gradient into d (may alias x).
+ * The sum of exp(x - max) is accumulated in double (in the vector
+ * width's partial sums); logsumexp and the loss are formed in double and
+ * rounded once. */
+CLONES static float
+xent_row(float *d, const float *x, int t, int V, float dscale)
+{
+    float max = -INFINITY, inv, xt = x[t], loss;
+    double sum = 0.0;
+
+#pragma omp simd reduction(max : max)
+    for (int j = 0; j < V; j++)
+        max = x[j] > max ? x[j] : max;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < V; j++)
+        sum += expf(x[j] - max);
+    loss = (float)((double)max + log(sum) - xt);
+    if (d == NULL)
+        return loss;
+    inv = (float)(1.0 / sum);
+#pragma omp simd
+    for (int j = 0; j < V; j++)
+        d[j] = expf(x[j] - max) * inv * dscale;
+    d[t] -= dscale;
+    return loss;
+}
+
 static void
 cpu_xent(float *losses, float *dlogits, const float *logits,
          const int32_t *targets, int n, int V, float dscale)
@@ -636,8 +740,6 @@ cpu_xent(float *losses, float *dlogits, const float *logits,
         const float *x = logits + (size_t)i * V;
         float *d = dlogits != NULL ? dlogits + (size_t)i * V : NULL;
         int t = targets[i];
-        float max = -INFINITY, inv;
-        double sum = 0.0;
 
         if (t < 0) {
             losses[i] = 0.0f;
@@ -646,17 +748,7 @@ cpu_xent(float *losses, float *dlogits, const float *logits,
             continue;
         }
         assert(t < V);
-        for (int j = 0; j < V; j++)
-            max = fmaxf(max, x[j]);
-        for (int j = 0; j < V; j++)
-            sum += expf(x[j] - max);
-        /* Read x[t] before d, which may alias x, is written. */
-        losses[i] = (float)((double)max + log(sum) - x[t]);
-        if (d == NULL)
-            continue;
-        inv = (float)(1.0 / sum);
-        for (int j = 0; j < V; j++)
-            d[j] = (expf(x[j] - max) * inv - (j == t ? 1.0f : 0.0f)) * dscale;
+        losses[i] = xent_row(d, x, t, V, dscale);
     }
 }
 
