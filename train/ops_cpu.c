@@ -543,21 +543,26 @@ head_at(const float *qkv, int bh, int T, int C, int NH)
 
 /* Softmax of one row of scores in place over its first n_keys entries
  * (the rest, causally masked, become exactly 0), after adding bias. */
-static void
+CLONES static void
 softmax_row(float *row, const float *bias, int n_keys, int T)
 {
     float max = -INFINITY, sum = 0.0f, inv;
 
-    for (int j = 0; j < n_keys; j++) {
-        if (bias != NULL)
+    if (bias != NULL) {
+#pragma omp simd
+        for (int j = 0; j < n_keys; j++)
             row[j] += bias[j];
-        max = fmaxf(max, row[j]);
     }
+#pragma omp simd reduction(max : max)
+    for (int j = 0; j < n_keys; j++)
+        max = row[j] > max ? row[j] : max;
+#pragma omp simd reduction(+ : sum)
     for (int j = 0; j < n_keys; j++) {
         row[j] = expf(row[j] - max);
         sum += row[j];
     }
     inv = 1.0f / sum;
+#pragma omp simd
     for (int j = 0; j < n_keys; j++)
         row[j] *= inv;
     for (int j = n_keys; j < T; j++)
