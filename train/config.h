@@ -26,7 +26,7 @@ struct model_config {
     float attention_dropout; /* attention_probs_dropout_prob / attn_pdrop */
     float embedding_dropout; /* GPT embd_pdrop; ERNIE = hidden_dropout */
     float initializer_range; /* 0.02 */
-    float layer_norm_eps;    /* ERNIE 1e-12 (PaddleNLP forces it; read if given); GPT 1e-5 */
+    float layer_norm_eps;    /* ERNIE 1e-12 (as PaddleNLP); GPT 1e-5 */
     /* ERNIE only */
     int type_vocab_size;      /* type_vocab_size / sent_type_vocab_size */
     int task_type_vocab_size; /* 3 */

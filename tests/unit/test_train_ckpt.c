@@ -220,9 +220,8 @@ fake_steps(struct model *m, struct optimizer *o)
             g[i] = (float)((int64_t)(ops_splitmix64(x++) >> 40) - (1 << 23)) *
                    (1.0f / (1 << 23));
         ops->upload(model_grads(m), g, pt->total * sizeof(float));
-        CHECK_EQ_INT(optim_step(o, model_params(m), model_grads(m), 1e-3, &ap,
-                                NULL),
-                     0);
+        CHECK_EQ_INT(
+            optim_step(o, model_params(m), model_grads(m), 1e-3, &ap, NULL), 0);
     }
     free(g);
 }
@@ -265,9 +264,9 @@ save_tiny(const char *dir, enum model_type type, int C, int64_t step,
 
     fake_steps(m, &o);
     s.global_step = step;
-    CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, keep_backup, err,
-                           sizeof(err)),
-                 0);
+    CHECK_EQ_INT(
+        ckpt_save(dir, m, &o, &s, NULL, NULL, keep_backup, err, sizeof(err)),
+        0);
     if (err[0])
         fprintf(stderr, "save_tiny: %s\n", err);
     optim_release(&o);
@@ -293,19 +292,19 @@ step_of(const char *dir, enum model_type type, int C)
 
 /* Load dir into a fresh tiny model; expect failure with sub in the
  * message. */
-#define CHECK_LOAD_FAILS(dir, type, C, sub)                                  \
-    do {                                                                     \
-        struct model *m_ = tiny_model((type), (C), 3);                       \
-        struct optimizer o_;                                                 \
-        struct train_state s_;                                               \
-        char e_[512] = "";                                                   \
-        memset(&s_, 0x5a, sizeof(s_));                                       \
-        CHECK_EQ_INT(optim_create(&o_, model_ops(m_), model_table(m_)), 0);  \
-        CHECK_EQ_INT(ckpt_load((dir), m_, &o_, &s_, e_, sizeof(e_)), -1);    \
-        CHECK_MSG(e_, (sub));                                                \
+#define CHECK_LOAD_FAILS(dir, type, C, sub)                                 \
+    do {                                                                    \
+        struct model *m_ = tiny_model((type), (C), 3);                      \
+        struct optimizer o_;                                                \
+        struct train_state s_;                                              \
+        char e_[512] = "";                                                  \
+        memset(&s_, 0x5a, sizeof(s_));                                      \
+        CHECK_EQ_INT(optim_create(&o_, model_ops(m_), model_table(m_)), 0); \
+        CHECK_EQ_INT(ckpt_load((dir), m_, &o_, &s_, e_, sizeof(e_)), -1);   \
+        CHECK_MSG(e_, (sub));                                               \
         CHECK_EQ_INT(s_.global_step, 0x5a5a5a5a5a5a5a5aLL); /* untouched */ \
-        optim_release(&o_);                                                  \
-        model_free(m_);                                                      \
+        optim_release(&o_);                                                 \
+        model_free(m_);                                                     \
     } while (0)
 
 /* ------------------------------------------------------------- tests */
@@ -333,9 +332,8 @@ roundtrip(enum model_type type, const char *name)
     write_file(vocab, vocab_text, sizeof(vocab_text) - 1);
     fake_steps(m, &o);
     CHECK_EQ_INT(ckpt_exists(dir), 0);
-    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, args, vocab, 1, err,
-                           sizeof(err)),
-                 0);
+    CHECK_EQ_INT(
+        ckpt_save(dir, m, &o, &state0, args, vocab, 1, err, sizeof(err)), 0);
     CHECK_EQ_STR(err, "");
     CHECK_EQ_INT(ckpt_exists(dir), 1);
     CHECK(exists(path_of(dir, "config.json")));
@@ -377,8 +375,8 @@ roundtrip(enum model_type type, const char *name)
               strcmp(st_meta(f, "format"), "pt") == 0);
         CHECK(f != NULL && st_count(f) == pt->n);
         st_close(f);
-        CHECK_EQ_INT(
-            st_open(&f, path_of(dir, "optimizer.safetensors"), &se), 0);
+        CHECK_EQ_INT(st_open(&f, path_of(dir, "optimizer.safetensors"), &se),
+                     0);
         CHECK(f != NULL && st_count(f) == 2 * pt->n);
         if (type == MODEL_GPT && f != NULL) { /* Conv1D: [in, out] */
             const struct st_tensor *a =
@@ -421,9 +419,9 @@ roundtrip(enum model_type type, const char *name)
         char slash[4500];
 
         snprintf(slash, sizeof(slash), "%s/", dir);
-        CHECK_EQ_INT(ckpt_save(slash, m, &o, &state0, NULL, NULL, 0, err,
-                               sizeof(err)),
-                     0);
+        CHECK_EQ_INT(
+            ckpt_save(slash, m, &o, &state0, NULL, NULL, 0, err, sizeof(err)),
+            0);
         CHECK_EQ_INT(count_files(root, &n_tmp), 2);
         CHECK_EQ_INT(n_tmp, 0);
         CHECK(!exists(path_of(dir, "vocab.txt")));
@@ -606,16 +604,16 @@ test_ckpt_tensor_mismatch(void)
 
         if (bh == 1) { /* saved without the head, loaded with it */
             CHECK_EQ_INT(optim_create(&o, model_ops(m), model_table(m)), 0);
-            CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, NULL, NULL, 0, err,
-                                   sizeof(err)),
-                         0);
+            CHECK_EQ_INT(
+                ckpt_save(dir, m, &o, &state0, NULL, NULL, 0, err, sizeof(err)),
+                0);
             optim_release(&o);
         }
         m1 = bh ? tiny_model(MODEL_ERNIE, 16, 3) : m;
         CHECK_EQ_INT(ckpt_load(dir, m1, NULL, &s, err, sizeof(err)), -1);
         CHECK_MSG(err, "model.safetensors");
-        CHECK_MSG(err, bh ? "'ernie.pooler.dense.weight' is missing"
-                          : "4 tensors");
+        CHECK_MSG(err,
+                  bh ? "'ernie.pooler.dense.weight' is missing" : "4 tensors");
         if (m1 != m)
             model_free(m1);
         model_free(m);
@@ -676,9 +674,9 @@ test_ckpt_corrupt_state(void)
         { "model_type", "3", "\"model_type\"" },
     };
     static const char *const keys[] = {
-        "model_type", "global_step", "consumed_samples", "optimizer_step",
-        "global_batch_size", "micro_batch_size", "seed", "learning_rate",
-        "args",
+        "model_type",     "global_step",       "consumed_samples",
+        "optimizer_step", "global_batch_size", "micro_batch_size",
+        "seed",           "learning_rate",     "args",
     };
     static const char *const good[] = {
         "\"ernie\"", "3", "96", "3", "32", "8", "1234", "0.0001", "{}",
@@ -696,8 +694,7 @@ test_ckpt_corrupt_state(void)
     }
     /* each field bad, and each field missing */
     for (size_t i = 0; i <= sizeof(fields) / sizeof(fields[0]); i++)
-        for (size_t drop = 0; drop <= sizeof(keys) / sizeof(keys[0]);
-             drop++) {
+        for (size_t drop = 0; drop <= sizeof(keys) / sizeof(keys[0]); drop++) {
             size_t n = (size_t)snprintf(
                 text, sizeof(text),
                 "{\"format\": \"erniekit-trainer-state\", \"version\": 1");
@@ -726,8 +723,7 @@ test_ckpt_corrupt_state(void)
                 struct train_state s;
                 char err[512] = "";
 
-                CHECK_EQ_INT(ckpt_load(dir, m, NULL, &s, err, sizeof(err)),
-                             0);
+                CHECK_EQ_INT(ckpt_load(dir, m, NULL, &s, err, sizeof(err)), 0);
                 CHECK_EQ_STR(err, "");
                 CHECK_EQ_INT(s.global_step, 3);
                 CHECK(s.consumed_samples == 96 && s.seed == 1234);
@@ -752,9 +748,9 @@ test_ckpt_failed_save(void)
     /* the parent does not exist */
     snprintf(bad_parent, sizeof(bad_parent), "%s/no/such/dir", root);
     err[0] = '\0';
-    CHECK_EQ_INT(ckpt_save(bad_parent, m, &o, &state0, NULL, NULL, 1, err,
-                           sizeof(err)),
-                 -1);
+    CHECK_EQ_INT(
+        ckpt_save(bad_parent, m, &o, &state0, NULL, NULL, 1, err, sizeof(err)),
+        -1);
     CHECK_MSG(err, "no/such/dir.tmp.");
     CHECK_MSG(err, "No such file or directory");
     CHECK_EQ_INT(count_files(root, &n_tmp), 0);
@@ -762,24 +758,21 @@ test_ckpt_failed_save(void)
     /* failures after the temp dir exists leave the old checkpoint */
     save_tiny(dir, MODEL_GPT, 16, 7, 1);
     CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, NULL,
-                           path_of(root, "no-vocab.txt"), 1, err,
-                           sizeof(err)),
+                           path_of(root, "no-vocab.txt"), 1, err, sizeof(err)),
                  -1);
     CHECK_MSG(err, "no-vocab.txt");
-    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, "[1]", NULL, 1, err,
-                           sizeof(err)),
-                 -1);
+    CHECK_EQ_INT(
+        ckpt_save(dir, m, &o, &state0, "[1]", NULL, 1, err, sizeof(err)), -1);
     CHECK_MSG(err, "not a JSON object");
-    CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, "{\"a\": ", NULL, 1, err,
-                           sizeof(err)),
-                 -1);
+    CHECK_EQ_INT(
+        ckpt_save(dir, m, &o, &state0, "{\"a\": ", NULL, 1, err, sizeof(err)),
+        -1);
     CHECK_MSG(err, "trainer_state.json");
     {
         struct train_state s = state0;
 
         s.global_step = -1;
-        CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, 1, err,
-                               sizeof(err)),
+        CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, 1, err, sizeof(err)),
                      -1);
         CHECK_MSG(err, "negative");
     }
@@ -790,9 +783,8 @@ test_ckpt_failed_save(void)
 
     /* dir is a file */
     write_file(file, "x", 1);
-    CHECK_EQ_INT(ckpt_save(file, m, &o, &state0, NULL, NULL, 1, err,
-                           sizeof(err)),
-                 -1);
+    CHECK_EQ_INT(
+        ckpt_save(file, m, &o, &state0, NULL, NULL, 1, err, sizeof(err)), -1);
     CHECK_MSG(err, "not a directory");
     CHECK_EQ_INT(count_files(root, &n_tmp), 2);
     CHECK_EQ_INT(n_tmp, 0);
