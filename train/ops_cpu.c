@@ -800,7 +800,7 @@ cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr,
     float c1 = (float)(1.0 - b1), c2 = (float)(1.0 - b2);
 
     assert(t >= 1);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i] * grad_scale;
         float mi = b1 * m[i] + c1 * g;
