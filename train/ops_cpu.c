@@ -28,11 +28,12 @@
  * the stack (64 KiB, well inside an OpenMP worker's stack). */
 #define ATT_TILE 128
 
-/* sumsq adds chunks of this many elements, in double, then the chunk
- * sums in index order; SUMSQ_ROUND chunks are summed in parallel at a
- * time. */
+/* sumsq adds chunks of this many elements, in double (in SUMSQ_LANES
+ * interleaved partial sums, so the loop vectorizes), then the chunk sums
+ * in index order; SUMSQ_ROUND chunks are summed in parallel at a time. */
 #define SUMSQ_CHUNK 4096
 #define SUMSQ_ROUND 256
+#define SUMSQ_LANES 16
 
 static int
 imin(int a, int b)
@@ -102,11 +103,21 @@ col_sums_add(float *db, const float *dy, int M, int N)
         int j0 = blk * COL_BLOCK, nj = imin(COL_BLOCK, N - j0);
         double acc[COL_BLOCK] = { 0 };
 
-        for (int i = 0; i < M; i++) {
-            const float *row = dy + (size_t)i * N + j0;
+        if (nj == COL_BLOCK) {
+            /* A constant width keeps acc in vector registers. */
+            for (int i = 0; i < M; i++) {
+                const float *row = dy + (size_t)i * N + j0;
 
-            for (int j = 0; j < nj; j++)
-                acc[j] += row[j];
+                for (int j = 0; j < COL_BLOCK; j++)
+                    acc[j] += row[j];
+            }
+        } else {
+            for (int i = 0; i < M; i++) {
+                const float *row = dy + (size_t)i * N + j0;
+
+                for (int j = 0; j < nj; j++)
+                    acc[j] += row[j];
+            }
         }
         for (int j = 0; j < nj; j++)
             db[j0 + j] += (float)acc[j];
@@ -774,10 +785,19 @@ cpu_sumsq(const float *x, size_t n)
         for (int c = 0; c < nc; c++) {
             size_t lo = (c0 + c) * SUMSQ_CHUNK;
             size_t hi = lo + SUMSQ_CHUNK < n ? lo + SUMSQ_CHUNK : n;
-            double s = 0.0;
+            /* SUMSQ_LANES partial sums, element i into lane i % LANES,
+             * added in lane order: vectorizes, same bits on any thread
+             * count. */
+            double lane[SUMSQ_LANES] = { 0 }, s = 0.0;
+            size_t i = lo;
 
-            for (size_t i = lo; i < hi; i++)
-                s += (double)x[i] * x[i];
+            for (; i + SUMSQ_LANES <= hi; i += SUMSQ_LANES)
+                for (int k = 0; k < SUMSQ_LANES; k++)
+                    lane[k] += (double)x[i + k] * x[i + k];
+            for (int k = 0; i < hi; i++, k++)
+                lane[k] += (double)x[i] * x[i];
+            for (int k = 0; k < SUMSQ_LANES; k++)
+                s += lane[k];
             part[c] = s;
         }
         for (int c = 0; c < nc; c++)
