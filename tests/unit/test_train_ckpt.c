@@ -18,150 +18,13 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "../harness_files.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
 #include "safetensors.h"
-
-/* The message msg contains sub (printed if not). */
-#define CHECK_MSG(msg, sub)                                                   \
-    do {                                                                      \
-        if (strstr((msg), (sub)) == NULL) {                                   \
-            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, \
-                    __LINE__, (msg), (sub));                                  \
-            harness_failed_checks++;                                          \
-        }                                                                     \
-    } while (0)
-
-static char tmp_root[4096];
-
-static void remove_tree(const char *dir);
-
-static void
-cleanup(void)
-{
-    remove_tree(tmp_root);
-}
-
-/* ------------------------------------------------------------ helpers */
-
-/* A fresh empty directory for one test; returns its path (static). */
-static const char *
-test_dir(const char *name)
-{
-    static char dir[4200];
-
-    if (tmp_root[0] == '\0') {
-        const char *t = getenv("TMPDIR");
-
-        snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_ckpt.XXXXXX",
-                 t && *t ? t : "/tmp");
-        if (mkdtemp(tmp_root) == NULL) {
-            perror("mkdtemp");
-            exit(1);
-        }
-        atexit(cleanup);
-    }
-    snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
-    mkdir(dir, 0777);
-    return dir;
-}
-
-/* dir/file in one of 8 rotating buffers; dir may be an earlier result. */
-static char *
-path_of(const char *dir, const char *file)
-{
-    static char p[8][4400];
-    static int k;
-    char tmp[sizeof(p[0])];
-
-    snprintf(tmp, sizeof(tmp), "%s/%s", dir, file);
-    k = (k + 1) % 8;
-    memcpy(p[k], tmp, sizeof(tmp));
-    return p[k];
-}
-
-static unsigned char *
-read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-
-    *len = 0;
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0) {
-        rewind(f);
-        buf = malloc((size_t)n + 1);
-        if (buf != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n)
-            *len = (size_t)n;
-    }
-    fclose(f);
-    return buf;
-}
-
-static void
-write_file(const char *path, const void *p, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-
-    if (f == NULL || fwrite(p, 1, len, f) != len) {
-        perror(path);
-        exit(1);
-    }
-    fclose(f);
-}
-
-/* The number of entries in dir, and how many of them have ".tmp." or
- * ".old." in their names. */
-static int
-count_files(const char *dir, int *n_tmp)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int n = 0;
-
-    *n_tmp = 0;
-    if (d == NULL)
-        return -1;
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        n++;
-        if (strstr(de->d_name, ".tmp.") != NULL ||
-            strstr(de->d_name, ".old.") != NULL)
-            (*n_tmp)++;
-    }
-    closedir(d);
-    return n;
-}
-
-static void
-remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-
-    if (d == NULL)
-        return;
-    while ((de = readdir(d)) != NULL) {
-        char p[8192];
-        struct stat st;
-
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 static int
 exists(const char *path)
@@ -301,7 +164,7 @@ step_of(const char *dir, enum model_type type, int C)
         memset(&s_, 0x5a, sizeof(s_));                                      \
         CHECK_EQ_INT(optim_create(&o_, model_ops(m_), model_table(m_)), 0); \
         CHECK_EQ_INT(ckpt_load((dir), m_, &o_, &s_, e_, sizeof(e_)), -1);   \
-        CHECK_MSG(e_, (sub));                                               \
+        CHECK_MSG_STR(e_, (sub));                                           \
         CHECK_EQ_INT(s_.global_step, 0x5a5a5a5a5a5a5a5aLL); /* untouched */ \
         optim_release(&o_);                                                 \
         model_free(m_);                                                     \
@@ -611,9 +474,9 @@ test_ckpt_tensor_mismatch(void)
         }
         m1 = bh ? tiny_model(MODEL_ERNIE, 16, 3) : m;
         CHECK_EQ_INT(ckpt_load(dir, m1, NULL, &s, err, sizeof(err)), -1);
-        CHECK_MSG(err, "model.safetensors");
-        CHECK_MSG(err,
-                  bh ? "'ernie.pooler.dense.weight' is missing" : "4 tensors");
+        CHECK_MSG_STR(err, "model.safetensors");
+        CHECK_MSG_STR(err, bh ? "'ernie.pooler.dense.weight' is missing"
+                              : "4 tensors");
         if (m1 != m)
             model_free(m1);
         model_free(m);
@@ -751,8 +614,8 @@ test_ckpt_failed_save(void)
     CHECK_EQ_INT(
         ckpt_save(bad_parent, m, &o, &state0, NULL, NULL, 1, err, sizeof(err)),
         -1);
-    CHECK_MSG(err, "no/such/dir.tmp.");
-    CHECK_MSG(err, "No such file or directory");
+    CHECK_MSG_STR(err, "no/such/dir.tmp.");
+    CHECK_MSG_STR(err, "No such file or directory");
     CHECK_EQ_INT(count_files(root, &n_tmp), 0);
 
     /* failures after the temp dir exists leave the old checkpoint */
@@ -760,21 +623,21 @@ test_ckpt_failed_save(void)
     CHECK_EQ_INT(ckpt_save(dir, m, &o, &state0, NULL,
                            path_of(root, "no-vocab.txt"), 1, err, sizeof(err)),
                  -1);
-    CHECK_MSG(err, "no-vocab.txt");
+    CHECK_MSG_STR(err, "no-vocab.txt");
     CHECK_EQ_INT(
         ckpt_save(dir, m, &o, &state0, "[1]", NULL, 1, err, sizeof(err)), -1);
-    CHECK_MSG(err, "not a JSON object");
+    CHECK_MSG_STR(err, "not a JSON object");
     CHECK_EQ_INT(
         ckpt_save(dir, m, &o, &state0, "{\"a\": ", NULL, 1, err, sizeof(err)),
         -1);
-    CHECK_MSG(err, "trainer_state.json");
+    CHECK_MSG_STR(err, "trainer_state.json");
     {
         struct train_state s = state0;
 
         s.global_step = -1;
         CHECK_EQ_INT(ckpt_save(dir, m, &o, &s, NULL, NULL, 1, err, sizeof(err)),
                      -1);
-        CHECK_MSG(err, "negative");
+        CHECK_MSG_STR(err, "negative");
     }
     CHECK_EQ_INT(count_files(root, &n_tmp), 1);
     CHECK_EQ_INT(n_tmp, 0);
@@ -785,7 +648,7 @@ test_ckpt_failed_save(void)
     write_file(file, "x", 1);
     CHECK_EQ_INT(
         ckpt_save(file, m, &o, &state0, NULL, NULL, 1, err, sizeof(err)), -1);
-    CHECK_MSG(err, "not a directory");
+    CHECK_MSG_STR(err, "not a directory");
     CHECK_EQ_INT(count_files(root, &n_tmp), 2);
     CHECK_EQ_INT(n_tmp, 0);
     optim_release(&o);
