@@ -10,20 +10,13 @@
 
 #include "model_int.h"
 
-/* Dropout sites within a layer (model_site_seed). */
-enum { SITE_ATT_PROBS, SITE_ATT_OUT, SITE_MLP_OUT, SITE_EMB };
-
+/* A tensor of the table, initialised with the config's range. */
 static int
 add(struct model *m, size_t *off, const char *name, int64_t d0, int64_t d1,
     enum tp_split tp, int layer, enum param_init init)
 {
-    long i = params_add(&m->table, name, d0, d1, tp, layer, init,
-                        m->cfg.initializer_range);
-
-    if (i < 0)
-        return -1;
-    *off = m->table.t[i].offset;
-    return 0;
+    return model_add_tensor(m, off, name, d0, d1, tp, layer, init,
+                            m->cfg.initializer_range, 0);
 }
 
 int
@@ -118,12 +111,6 @@ model_ernie_table(struct model *m)
     return rc ? -1 : 0;
 }
 
-static float
-drop_p(const struct model *m, float p)
-{
-    return m->fo.dropout ? p : 0.0f;
-}
-
 void
 model_ernie_forward(struct model *m)
 {
@@ -131,9 +118,7 @@ model_ernie_forward(struct model *m)
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
     int B = m->B, T = m->T, M = m->M, BT = B * T;
-    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
-    float ph = drop_p(m, k->hidden_dropout);
-    float pa = drop_p(m, k->attention_dropout);
+    int C = k->hidden_size, V = k->vocab_size;
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
@@ -145,7 +130,7 @@ model_ernie_forward(struct model *m)
         op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);
     op->layernorm_fwd(m->emb_ln, m->emb_mean, m->emb_rstd, m->emb,
                       P(h->emb_ln_w), P(h->emb_ln_b), BT, C, k->layer_norm_eps);
-    op->dropout_fwd(m->emb_ln, m->emb_ln, n, ph,
+    op->dropout_fwd(m->emb_ln, m->emb_ln, n, model_drop_p(m, k->hidden_dropout),
                     model_site_seed(m, -1, SITE_EMB));
     x = m->emb_ln;
 
@@ -154,21 +139,11 @@ model_ernie_forward(struct model *m)
         const struct layer_off *o = &m->lo[l];
         struct layer_acts *a = &m->la[l];
 
-        op->linear_fwd(a->qkv, x, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
-        op->attention_fwd(a->atty, a->att, a->qkv, m->key_bias, B, T, C,
-                          k->num_heads, 0, pa,
-                          model_site_seed(m, l, SITE_ATT_PROBS));
-        op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
-        op->dropout_fwd(m->tmp, m->tmp, n, ph,
-                        model_site_seed(m, l, SITE_ATT_OUT));
+        model_attention_fwd(m, l, x, 0, m->key_bias);
         op->add(a->r1, x, m->tmp, n);
         op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1, P(o->ln1_w),
                           P(o->ln1_b), BT, C, k->layer_norm_eps);
-        op->linear_fwd(a->fch, a->ln1, P(o->fc_w), P(o->fc_b), BT, C, I);
-        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
-        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
-        op->dropout_fwd(m->tmp, m->tmp, n, ph,
-                        model_site_seed(m, l, SITE_MLP_OUT));
+        model_mlp_fwd(m, l, a->ln1);
         op->add(a->r2, a->ln1, m->tmp, n);
         op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2, P(o->ln2_w),
                           P(o->ln2_b), BT, C, k->layer_norm_eps);
@@ -207,13 +182,9 @@ model_ernie_backward(struct model *m)
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
     int B = m->B, T = m->T, M = m->M, BT = B * T;
-    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
-    int NH = k->num_heads;
-    float ph = drop_p(m, k->hidden_dropout);
-    float pa = drop_p(m, k->attention_dropout);
-    size_t n = (size_t)BT * (size_t)C, nI = (size_t)BT * (size_t)I;
+    int C = k->hidden_size, V = k->vocab_size;
+    size_t n = (size_t)BT * (size_t)C;
     size_t nM = (size_t)M * (size_t)C, nB = (size_t)B * (size_t)C;
-    const float *x_last = m->la[k->num_layers - 1].ln2;
 
     /* g0: the gradient of the encoder's output. */
     op->zero(m->g0, n * sizeof(float));
@@ -244,7 +215,6 @@ model_ernie_backward(struct model *m)
                        P(h->pool_w), B, C, C);
         op->scatter_add_rows(m->g0, m->gb2, m->cls_rows, B, C);
     }
-    (void)x_last;
 
     /* Layers, last to first; g0 carries the gradient of each output. */
     for (int l = k->num_layers - 1; l >= 0; l--) {
@@ -256,36 +226,18 @@ model_ernie_backward(struct model *m)
         op->zero(m->g1, n * sizeof(float));
         op->layernorm_bwd(m->g1, G(o->ln2_w), G(o->ln2_b), m->g0, a->r2,
                           P(o->ln2_w), a->ln2_mean, a->ln2_rstd, BT, C);
-        op->zero(m->g2, n * sizeof(float));
-        op->dropout_bwd(m->g2, m->g1, n, ph,
-                        model_site_seed(m, l, SITE_MLP_OUT));
-        op->zero(m->gi0, nI * sizeof(float));
-        op->linear_bwd(m->gi0, G(o->fc2_w), G(o->fc2_b), m->g2, a->fch_act,
-                       P(o->fc2_w), BT, I, C);
-        op->zero(m->gi1, nI * sizeof(float));
-        op->act_bwd(m->gi1, m->gi0, a->fch, nI, k->hidden_act);
-        op->linear_bwd(m->g1, G(o->fc_w), G(o->fc_b), m->gi1, a->ln1,
-                       P(o->fc_w), BT, C, I);
+        model_mlp_bwd(m, l, m->g1, m->g1, a->ln1);
         /* ln1 = LN(r1), r1 = x + drop(proj(attention(qkv(x)))) */
         op->zero(m->g0, n * sizeof(float));
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, a->r1,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
-        op->zero(m->g2, n * sizeof(float));
-        op->dropout_bwd(m->g2, m->g0, n, ph,
-                        model_site_seed(m, l, SITE_ATT_OUT));
-        op->zero(m->g3, n * sizeof(float));
-        op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
-                       P(o->proj_w), BT, C, C);
-        op->zero(m->gq, 3 * n * sizeof(float));
-        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH, 0,
-                          pa, model_site_seed(m, l, SITE_ATT_PROBS));
-        op->linear_bwd(m->g0, G(o->qkv_w), G(o->qkv_b), m->gq, x, P(o->qkv_w),
-                       BT, C, 3 * C);
+        model_attention_bwd(m, l, m->g0, m->g0, x, 0);
     }
 
     /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */
     op->zero(m->g1, n * sizeof(float));
-    op->dropout_bwd(m->g1, m->g0, n, ph, model_site_seed(m, -1, SITE_EMB));
+    op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->hidden_dropout),
+                    model_site_seed(m, -1, SITE_EMB));
     op->zero(m->g2, n * sizeof(float));
     op->layernorm_bwd(m->g2, G(h->emb_ln_w), G(h->emb_ln_b), m->g1, m->emb,
                       P(h->emb_ln_w), m->emb_mean, m->emb_rstd, BT, C);

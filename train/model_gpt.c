@@ -12,22 +12,6 @@
 
 #include "model_int.h"
 
-enum { SITE_ATT_PROBS, SITE_ATT_OUT, SITE_MLP_OUT, SITE_EMB };
-
-static int
-add(struct model *m, size_t *off, const char *name, int64_t d0, int64_t d1,
-    enum tp_split tp, int layer, enum param_init init, float std,
-    int transposed)
-{
-    long i = params_add(&m->table, name, d0, d1, tp, layer, init, std);
-
-    if (i < 0)
-        return -1;
-    m->table.t[i].hf_transposed = transposed;
-    *off = m->table.t[i].offset;
-    return 0;
-}
-
 int
 model_gpt_table(struct model *m)
 {
@@ -40,51 +24,46 @@ model_gpt_table(struct model *m)
     char n[PARAM_NAME_MAX];
     int rc = 0;
 
-    rc |= add(m, &h->word, "transformer.wte.weight", k->vocab_size, C, TP_VOCAB,
-              PARAM_PRE, INIT_NORMAL, std, 0);
-    rc |= add(m, &h->pos, "transformer.wpe.weight", k->max_position, C,
-              TP_REPLICATED, PARAM_PRE, INIT_NORMAL, std, 0);
+    rc |= model_add_tensor(m, &h->word, "transformer.wte.weight", k->vocab_size,
+                           C, TP_VOCAB, PARAM_PRE, INIT_NORMAL, std, 0);
+    rc |=
+        model_add_tensor(m, &h->pos, "transformer.wpe.weight", k->max_position,
+                         C, TP_REPLICATED, PARAM_PRE, INIT_NORMAL, std, 0);
     for (int l = 0; l < k->num_layers && rc == 0; l++) {
         struct layer_off *o = &m->lo[l];
 
 #define NAME(fmt) (snprintf(n, sizeof(n), "transformer.h.%d." fmt, l), n)
-        rc |= add(m, &o->ln1_w, NAME("ln_1.weight"), C, 0, TP_REPLICATED, l,
-                  INIT_ONES, 0, 0);
-        rc |= add(m, &o->ln1_b, NAME("ln_1.bias"), C, 0, TP_REPLICATED, l,
-                  INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->qkv_w, NAME("attn.c_attn.weight"), 3 * C, C, TP_COLUMN,
-                  l, INIT_NORMAL, std, 1);
-        rc |= add(m, &o->qkv_b, NAME("attn.c_attn.bias"), 3 * C, 0, TP_COLUMN,
-                  l, INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->proj_w, NAME("attn.c_proj.weight"), C, C, TP_ROW, l,
-                  INIT_NORMAL, std_res, 1);
-        rc |= add(m, &o->proj_b, NAME("attn.c_proj.bias"), C, 0, TP_REPLICATED,
-                  l, INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->ln2_w, NAME("ln_2.weight"), C, 0, TP_REPLICATED, l,
-                  INIT_ONES, 0, 0);
-        rc |= add(m, &o->ln2_b, NAME("ln_2.bias"), C, 0, TP_REPLICATED, l,
-                  INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->fc_w, NAME("mlp.c_fc.weight"), I, C, TP_COLUMN, l,
-                  INIT_NORMAL, std, 1);
-        rc |= add(m, &o->fc_b, NAME("mlp.c_fc.bias"), I, 0, TP_COLUMN, l,
-                  INIT_ZEROS, 0, 0);
-        rc |= add(m, &o->fc2_w, NAME("mlp.c_proj.weight"), C, I, TP_ROW, l,
-                  INIT_NORMAL, std_res, 1);
-        rc |= add(m, &o->fc2_b, NAME("mlp.c_proj.bias"), C, 0, TP_REPLICATED, l,
-                  INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->ln1_w, NAME("ln_1.weight"), C, 0,
+                               TP_REPLICATED, l, INIT_ONES, 0, 0);
+        rc |= model_add_tensor(m, &o->ln1_b, NAME("ln_1.bias"), C, 0,
+                               TP_REPLICATED, l, INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->qkv_w, NAME("attn.c_attn.weight"), 3 * C,
+                               C, TP_COLUMN, l, INIT_NORMAL, std, 1);
+        rc |= model_add_tensor(m, &o->qkv_b, NAME("attn.c_attn.bias"), 3 * C, 0,
+                               TP_COLUMN, l, INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->proj_w, NAME("attn.c_proj.weight"), C, C,
+                               TP_ROW, l, INIT_NORMAL, std_res, 1);
+        rc |= model_add_tensor(m, &o->proj_b, NAME("attn.c_proj.bias"), C, 0,
+                               TP_REPLICATED, l, INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->ln2_w, NAME("ln_2.weight"), C, 0,
+                               TP_REPLICATED, l, INIT_ONES, 0, 0);
+        rc |= model_add_tensor(m, &o->ln2_b, NAME("ln_2.bias"), C, 0,
+                               TP_REPLICATED, l, INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->fc_w, NAME("mlp.c_fc.weight"), I, C,
+                               TP_COLUMN, l, INIT_NORMAL, std, 1);
+        rc |= model_add_tensor(m, &o->fc_b, NAME("mlp.c_fc.bias"), I, 0,
+                               TP_COLUMN, l, INIT_ZEROS, 0, 0);
+        rc |= model_add_tensor(m, &o->fc2_w, NAME("mlp.c_proj.weight"), C, I,
+                               TP_ROW, l, INIT_NORMAL, std_res, 1);
+        rc |= model_add_tensor(m, &o->fc2_b, NAME("mlp.c_proj.bias"), C, 0,
+                               TP_REPLICATED, l, INIT_ZEROS, 0, 0);
 #undef NAME
     }
-    rc |= add(m, &h->lnf_w, "transformer.ln_f.weight", C, 0, TP_REPLICATED,
-              PARAM_POST, INIT_ONES, 0, 0);
-    rc |= add(m, &h->lnf_b, "transformer.ln_f.bias", C, 0, TP_REPLICATED,
-              PARAM_POST, INIT_ZEROS, 0, 0);
+    rc |= model_add_tensor(m, &h->lnf_w, "transformer.ln_f.weight", C, 0,
+                           TP_REPLICATED, PARAM_POST, INIT_ONES, 0, 0);
+    rc |= model_add_tensor(m, &h->lnf_b, "transformer.ln_f.bias", C, 0,
+                           TP_REPLICATED, PARAM_POST, INIT_ZEROS, 0, 0);
     return rc ? -1 : 0;
-}
-
-static float
-drop_p(const struct model *m, float p)
-{
-    return m->fo.dropout ? p : 0.0f;
 }
 
 void
@@ -93,16 +72,13 @@ model_gpt_forward(struct model *m)
     const struct ops *op = m->ops;
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
-    int B = m->B, T = m->T, BT = B * T;
-    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
-    float ph = drop_p(m, k->hidden_dropout);
-    float pa = drop_p(m, k->attention_dropout);
+    int BT = m->B * m->T, C = k->hidden_size, V = k->vocab_size;
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
     op->embed_fwd(m->emb, m->ids, P(h->word), BT, C, 0);
     op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
-    op->dropout_fwd(m->emb, m->emb, n, drop_p(m, k->embedding_dropout),
+    op->dropout_fwd(m->emb, m->emb, n, model_drop_p(m, k->embedding_dropout),
                     model_site_seed(m, -1, SITE_EMB));
     x = m->emb;
     for (int l = 0; l < k->num_layers; l++) {
@@ -111,20 +87,11 @@ model_gpt_forward(struct model *m)
 
         op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, x, P(o->ln1_w),
                           P(o->ln1_b), BT, C, k->layer_norm_eps);
-        op->linear_fwd(a->qkv, a->ln1, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
-        op->attention_fwd(a->atty, a->att, a->qkv, NULL, B, T, C, k->num_heads,
-                          1, pa, model_site_seed(m, l, SITE_ATT_PROBS));
-        op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
-        op->dropout_fwd(m->tmp, m->tmp, n, ph,
-                        model_site_seed(m, l, SITE_ATT_OUT));
+        model_attention_fwd(m, l, a->ln1, 1, NULL);
         op->add(a->r1, x, m->tmp, n);
         op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r1, P(o->ln2_w),
                           P(o->ln2_b), BT, C, k->layer_norm_eps);
-        op->linear_fwd(a->fch, a->ln2, P(o->fc_w), P(o->fc_b), BT, C, I);
-        op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
-        op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
-        op->dropout_fwd(m->tmp, m->tmp, n, ph,
-                        model_site_seed(m, l, SITE_MLP_OUT));
+        model_mlp_fwd(m, l, a->ln2);
         op->add(a->r2, a->r1, m->tmp, n);
         x = a->r2;
     }
@@ -141,12 +108,8 @@ model_gpt_backward(struct model *m)
     const struct ops *op = m->ops;
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
-    int B = m->B, T = m->T, BT = B * T;
-    int C = k->hidden_size, I = k->intermediate_size, V = k->vocab_size;
-    int NH = k->num_heads;
-    float ph = drop_p(m, k->hidden_dropout);
-    float pa = drop_p(m, k->attention_dropout);
-    size_t n = (size_t)BT * (size_t)C, nI = (size_t)BT * (size_t)I;
+    int BT = m->B * m->T, C = k->hidden_size, V = k->vocab_size;
+    size_t n = (size_t)BT * (size_t)C;
 
     /* LM head and final norm; g0 then carries the residual stream's
      * gradient down through the layers. */
@@ -163,37 +126,18 @@ model_gpt_backward(struct model *m)
         const float *x = l ? m->la[l - 1].r2 : m->emb;
 
         /* r2 = r1 + drop(fc2(act(fc(LN2(r1))))) */
-        op->zero(m->g2, n * sizeof(float));
-        op->dropout_bwd(m->g2, m->g0, n, ph,
-                        model_site_seed(m, l, SITE_MLP_OUT));
-        op->zero(m->gi0, nI * sizeof(float));
-        op->linear_bwd(m->gi0, G(o->fc2_w), G(o->fc2_b), m->g2, a->fch_act,
-                       P(o->fc2_w), BT, I, C);
-        op->zero(m->gi1, nI * sizeof(float));
-        op->act_bwd(m->gi1, m->gi0, a->fch, nI, k->hidden_act);
         op->zero(m->g1, n * sizeof(float));
-        op->linear_bwd(m->g1, G(o->fc_w), G(o->fc_b), m->gi1, a->ln2,
-                       P(o->fc_w), BT, C, I);
+        model_mlp_bwd(m, l, m->g0, m->g1, a->ln2);
         op->layernorm_bwd(m->g0, G(o->ln2_w), G(o->ln2_b), m->g1, a->r1,
                           P(o->ln2_w), a->ln2_mean, a->ln2_rstd, BT, C);
         /* r1 = x + drop(proj(attention(qkv(LN1(x))))) */
-        op->zero(m->g2, n * sizeof(float));
-        op->dropout_bwd(m->g2, m->g0, n, ph,
-                        model_site_seed(m, l, SITE_ATT_OUT));
-        op->zero(m->g3, n * sizeof(float));
-        op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
-                       P(o->proj_w), BT, C, C);
-        op->zero(m->gq, 3 * n * sizeof(float));
-        op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, B, T, C, NH, 1,
-                          pa, model_site_seed(m, l, SITE_ATT_PROBS));
         op->zero(m->g1, n * sizeof(float));
-        op->linear_bwd(m->g1, G(o->qkv_w), G(o->qkv_b), m->gq, a->ln1,
-                       P(o->qkv_w), BT, C, 3 * C);
+        model_attention_bwd(m, l, m->g0, m->g1, a->ln1, 1);
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, x,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
     }
     op->zero(m->g1, n * sizeof(float));
-    op->dropout_bwd(m->g1, m->g0, n, drop_p(m, k->embedding_dropout),
+    op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->embedding_dropout),
                     model_site_seed(m, -1, SITE_EMB));
     op->embed_bwd(G(h->word), m->g1, m->ids, BT, C, -1);
     op->embed_bwd(G(h->pos), m->g1, m->pos_ids, BT, C, -1);

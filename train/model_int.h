@@ -78,8 +78,30 @@ struct model {
     struct forward_opts fo;
 };
 
-/* Dropout seed of a site: layer l (or -1), site k. */
+/* Dropout sites of a layer (or of the embeddings, layer -1), and the seed
+ * of one: layer l, site k. */
+enum { SITE_ATT_PROBS, SITE_ATT_OUT, SITE_MLP_OUT, SITE_EMB };
 uint64_t model_site_seed(const struct model *m, int layer, int site);
+
+/* model_blocks.c: a tensor appended to the table (its offset in *off);
+ * the dropout rate in force (0 when the forward runs without dropout). */
+int model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
+                     int64_t d1, enum tp_split tp, int layer,
+                     enum param_init init, float std, int hf_transposed);
+float model_drop_p(const struct model *m, float p);
+
+/* The sublayers of layer l, forward: m->tmp = drop(proj(attention(qkv(x))))
+ * and m->tmp = drop(fc2(act(fc(x)))), saving what backward needs.
+ * Backward: dx += the gradient through the sublayer given dout, the
+ * gradient of m->tmp (dout may be dx: it is read first).  Scratch: g2,
+ * g3, gq, gatt, gi0, gi1. */
+void model_attention_fwd(struct model *m, int l, const float *x, int causal,
+                         const float *key_bias);
+void model_mlp_fwd(struct model *m, int l, const float *x);
+void model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
+                         const float *x, int causal);
+void model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
+                   const float *x);
 
 /* Per-architecture parts. */
 int model_ernie_table(struct model *m);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_blocks.c: what ERNIE's post-LN and GPT-2's pre-LN layers share:
+ * adding a tensor to the table, the dropout rate in force, and the
+ * attention and MLP sublayers forward and backward.  The layers differ
+ * only in where their LayerNorms and residual additions sit, which stays
+ * in model_ernie.c and model_gpt.c.
+ */
+#include "model_int.h"
+
+int
+model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
+                 int64_t d1, enum tp_split tp, int layer, enum param_init init,
+                 float std, int hf_transposed)
+{
+    long i = params_add(&m->table, name, d0, d1, tp, layer, init, std);
+
+    if (i < 0)
+        return -1;
+    m->table.t[i].hf_transposed = hf_transposed;
+    *off = m->table.t[i].offset;
+    return 0;
+}
+
+float
+model_drop_p(const struct model *m, float p)
+{
+    return m->fo.dropout ? p : 0.0f;
+}
+
+void
+model_attention_fwd(struct model *m, int l, const float *x, int causal,
+                    const float *key_bias)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size;
+
+    op->linear_fwd(a->qkv, x, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
+    op->attention_fwd(a->atty, a->att, a->qkv, key_bias, m->B, m->T, C,
+                      k->num_heads, causal,
+                      model_drop_p(m, k->attention_dropout),
+                      model_site_seed(m, l, SITE_ATT_PROBS));
+    op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
+    op->dropout_fwd(m->tmp, m->tmp, (size_t)BT * (size_t)C,
+                    model_drop_p(m, k->hidden_dropout),
+                    model_site_seed(m, l, SITE_ATT_OUT));
+}
+
+void
+model_mlp_fwd(struct model *m, int l, const float *x)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size, I = k->intermediate_size;
+
+    op->linear_fwd(a->fch, x, P(o->fc_w), P(o->fc_b), BT, C, I);
+    op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
+    op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
+    op->dropout_fwd(m->tmp, m->tmp, (size_t)BT * (size_t)C,
+                    model_drop_p(m, k->hidden_dropout),
+                    model_site_seed(m, l, SITE_MLP_OUT));
+}
+
+void
+model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
+                    const float *x, int causal)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    const struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size;
+    size_t n = (size_t)BT * (size_t)C;
+
+    op->zero(m->g2, n * sizeof(float));
+    op->dropout_bwd(m->g2, dout, n, model_drop_p(m, k->hidden_dropout),
+                    model_site_seed(m, l, SITE_ATT_OUT));
+    op->zero(m->g3, n * sizeof(float));
+    op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
+                   P(o->proj_w), BT, C, C);
+    op->zero(m->gq, 3 * n * sizeof(float));
+    op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, m->B, m->T, C,
+                      k->num_heads, causal,
+                      model_drop_p(m, k->attention_dropout),
+                      model_site_seed(m, l, SITE_ATT_PROBS));
+    op->linear_bwd(dx, G(o->qkv_w), G(o->qkv_b), m->gq, x, P(o->qkv_w), BT, C,
+                   3 * C);
+}
+
+void
+model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
+              const float *x)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    const struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size, I = k->intermediate_size;
+    size_t n = (size_t)BT * (size_t)C, nI = (size_t)BT * (size_t)I;
+
+    op->zero(m->g2, n * sizeof(float));
+    op->dropout_bwd(m->g2, dout, n, model_drop_p(m, k->hidden_dropout),
+                    model_site_seed(m, l, SITE_MLP_OUT));
+    op->zero(m->gi0, nI * sizeof(float));
+    op->linear_bwd(m->gi0, G(o->fc2_w), G(o->fc2_b), m->g2, a->fch_act,
+                   P(o->fc2_w), BT, I, C);
+    op->zero(m->gi1, nI * sizeof(float));
+    op->act_bwd(m->gi1, m->gi0, a->fch, nI, k->hidden_act);
+    op->linear_bwd(dx, G(o->fc_w), G(o->fc_b), m->gi1, x, P(o->fc_w), BT, C, I);
+}
