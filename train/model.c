@@ -172,7 +172,11 @@ model_create(struct model **out, const struct model_config *cfg,
     m->arena_bytes = c.used;
     m->arena = ops->alloc(c.used);
     m->host_scratch = malloc((size_t)max_B * (size_t)max_T * sizeof(int32_t));
-    if (m->arena == NULL || m->host_scratch == NULL)
+    m->host_f = malloc(((size_t)max_B * (size_t)max_T > (size_t)m->max_M
+                            ? (size_t)max_B * (size_t)max_T
+                            : (size_t)m->max_M) *
+                       sizeof(float));
+    if (m->arena == NULL || m->host_scratch == NULL || m->host_f == NULL)
         goto oom;
     c.base = m->arena;
     c.used = 0;
@@ -196,6 +200,7 @@ model_free(struct model *m)
         m->ops->release(m->arena);
     }
     free(m->host_scratch);
+    free(m->host_f);
     free(m->lo);
     free(m->la);
     params_release(&m->table);
@@ -276,7 +281,7 @@ upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
     const struct model_config *k = &m->cfg;
     size_t BT = (size_t)b->B * (size_t)b->T;
     int32_t *h = m->host_scratch;
-    float *kb;
+    float *kb = m->host_f;
 
     if (b->M < 1 || b->M > m->max_M)
         return fail(err, errlen, "%d masked slots; the model takes 1 to %d",
@@ -300,13 +305,9 @@ upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
         h[i] = i * b->T;
     m->ops->upload(m->cls_rows, h, (size_t)b->B * sizeof(int32_t));
     /* The additive key mask of PaddleNLP's input_mask: -1e4 on padding. */
-    kb = malloc(BT * sizeof(float));
-    if (kb == NULL)
-        return fail(err, errlen, "out of memory");
     for (size_t i = 0; i < BT; i++)
         kb[i] = b->attention_mask && !b->attention_mask[i] ? -10000.0f : 0.0f;
     m->ops->upload(m->key_bias, kb, BT * sizeof(float));
-    free(kb);
     return 0;
 }
 
@@ -346,12 +347,9 @@ model_forward(struct model *m, const struct batch *b,
     {
         /* Per-row losses summed on the host in row order: deterministic. */
         size_t rows = k->type == MODEL_GPT ? BT : (size_t)m->M;
-        float *l =
-            malloc((rows > (size_t)b->B ? rows : (size_t)b->B) * sizeof(float));
+        float *l = m->host_f; /* rows and B are within its size */
         double s = 0;
 
-        if (l == NULL)
-            return fail(err, errlen, "out of memory");
         m->ops->download(l, m->losses, rows * sizeof(float));
         for (size_t i = 0; i < rows; i++)
             s += l[i];
@@ -363,7 +361,6 @@ model_forward(struct model *m, const struct batch *b,
                 s += l[i];
             out->sop_loss = s / b->B;
         }
-        free(l);
         out->loss = out->lm_loss + out->sop_loss;
     }
     return 0;

@@ -72,6 +72,7 @@ struct model {
     int32_t *ids, *type_ids, *pos_ids, *task_ids, *labels, *mpos, *mlab;
     int32_t *cls_rows, *sop_lab;
     int32_t *host_scratch; /* [BT] for building id arrays */
+    float *host_f;         /* [max(BT, M)]: key mask, per-row losses */
 
     /* The batch being processed and the forward's options. */
     int B, T, M;
