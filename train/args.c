@@ -155,20 +155,18 @@ read_config(struct train_args *a, const char *path)
     json_object_object_foreach(j, key, val)
     {
         const struct spec *s = find(key, strlen(key));
-        char where[4096];
 
-        snprintf(where, sizeof(where), "%s", path);
         if (s == NULL) {
             fprintf(stderr, "train: %s: unknown key '%s'\n", path, key);
             rc = -1;
             break;
         }
         if (json_object_is_type(val, json_type_boolean))
-            rc = set(a, s, json_object_get_boolean(val) ? "1" : "0", where);
+            rc = set(a, s, json_object_get_boolean(val) ? "1" : "0", path);
         else if (json_object_is_type(val, json_type_null))
             continue;
         else
-            rc = set(a, s, json_object_get_string(val), where);
+            rc = set(a, s, json_object_get_string(val), path);
         if (rc < 0)
             break;
     }
