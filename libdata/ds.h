@@ -226,6 +226,8 @@ struct ds_ernie_opts {
     double masked_lm_prob;  /* e.g. 0.15; 0 disables masking */
     uint32_t max_ngrams;    /* 1..DS_ERNIE_MAX_NGRAMS (--max_ngrams, 3) */
     int favor_longer_ngram; /* n-gram weights 1/n reversed if nonzero */
+    int geometric_ngram;    /* n = min(geometric(0.2), max_ngrams) instead
+                               (SpanBERT; Megatron's geometric_dist) */
     int binary_head;        /* nonzero: SOP pairs; zero: MLM only, no B */
     int32_t cls_id, sep_id, mask_id, pad_id;
     uint64_t seed; /* sample idx uses RandomState((seed + idx) mod 2^32) */
@@ -343,12 +345,16 @@ uint64_t ds_mt64_next(struct ds_mt64 *g);
  * ds_rs_choice: the index choice(n, p=p) returns (one random_sample(),
  *   also for n == 1; searchsorted on the cumulative sum normalized by its
  *   last element); with p == NULL, randint(0, n).  n >= 1; p is not
- *   checked as numpy checks it (non-negative, sums to 1). */
+ *   checked as numpy checks it (non-negative, sums to 1).
+ * ds_rs_geometric: geometric(p), a count >= 1, 0 < p <= 1, from one
+ *   random_sample(): for p >= 1/3 the first X whose cumulative probability
+ *   reaches it, else ceil(log(1 - u) / log(1 - p)) (numpy's two methods). */
 double ds_rs_random(struct ds_mt32 *g);
 uint64_t ds_rs_bounded(struct ds_mt32 *g, uint64_t r);
 int64_t ds_rs_randint(struct ds_mt32 *g, int64_t lo, int64_t hi);
 void ds_rs_shuffle(struct ds_mt32 *g, void *base, size_t n, size_t size);
 size_t ds_rs_choice(struct ds_mt32 *g, const double *p, size_t n);
+int64_t ds_rs_geometric(struct ds_mt32 *g, double p);
 
 /* ds_split_indices: PaddleNLP's get_train_valid_test_split_(s, n_docs): s
  * is "949,50,1" (or "949/50/1", or one number), padded with zeros to three
@@ -579,8 +585,9 @@ struct ds_corpus;
  * pair) the weights are normalized (sequential sum), corpus i is built
  * with ceil(n_samples[k] * w_i * 1.005) samples for split k, and split k
  * is the blend (ds_blend_build, weights normalized again) of the corpora's
- * split k, of size: ERNIE, the sum of their mapping lengths; GPT,
- * n_samples[k] (PaddleNLP's causal_dataset).  Blended sample s is sample
+ * split k, of size: ERNIE, the sum of their mapping lengths; GPT, the
+ * sum of the counts asked of the corpora, a little over n_samples[k]
+ * (PaddleNLP 2.8's causal_dataset; newer PaddleNLP asks 20 more of each).  Blended sample s is sample
  * dataset_sample_index[s] of corpus dataset_index[s], which also seeds
  * its ERNIE masking.
  *

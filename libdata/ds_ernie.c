@@ -413,10 +413,16 @@ mask_tokens(const struct ds_ernie_ctx *c, struct ds_mt32 *rng, uint32_t n,
 
         if ((double)n_masked >= n_pred)
             break;
-        u = ds_rs_random(rng);
-        while (k < c->o.max_ngrams - 1 && c->cdf[k] <= u)
-            k++;
-        k++; /* the n-gram size, 1..max_ngrams */
+        if (c->o.geometric_ngram) {
+            int64_t x = ds_rs_geometric(rng, 0.2);
+
+            k = x < (int64_t)c->o.max_ngrams ? (uint32_t)x : c->o.max_ngrams;
+        } else {
+            u = ds_rs_random(rng);
+            while (k < c->o.max_ngrams - 1 && c->cdf[k] <= u)
+                k++;
+            k++; /* the n-gram size, 1..max_ngrams */
+        }
         for (;;) {
             end = j + k < n_words ? j + k : n_words;
             cnt = w->coff[end] - w->coff[j];

@@ -6,6 +6,8 @@
  * legacy RandomState (numpy/random/mtrand.pyx, distributions.c,
  * legacy-distributions.c) that PaddleNLP's dataset code calls.
  */
+#include <math.h>
+
 #include "ds_int.h"
 
 #define MT_N   624
@@ -178,4 +180,21 @@ ds_rs_choice(struct ds_mt32 *g, const double *p, size_t n)
             return i;
     }
     return n - 1;
+}
+
+int64_t
+ds_rs_geometric(struct ds_mt32 *g, double p)
+{
+    if (p >= 0.333333333333333333333333) {
+        double u = ds_rs_random(g), sum = p, prod = p, q = 1.0 - p;
+        int64_t x = 1;
+
+        while (u > sum) {
+            prod *= q;
+            sum += prod;
+            x++;
+        }
+        return x;
+    }
+    return (int64_t)ceil(log(1.0 - ds_rs_random(g)) / log(1.0 - p));
 }

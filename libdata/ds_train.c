@@ -29,6 +29,7 @@ struct part {
     struct ds_gpt *gpt[3];     /* GPT */
     int has[3];                /* the split has a dataset */
     uint64_t n[3];             /* its samples */
+    uint64_t req[3];           /* the samples asked of it */
     uint64_t skipped[3];       /* ERNIE documents yielding no sample */
 };
 
@@ -342,12 +343,12 @@ blend_split(struct ds_corpus *c, int k, const struct ds_corpus_opts *o,
                     "blend that split either); change --split or the list",
                     c->parts[i].prefix, split_names[k]);
     }
-    /* ERNIE blends all the mapping rows; GPT the requested count. */
-    if (o->kind == DS_CORPUS_GPT)
-        size = o->n_samples[k];
-    else
-        for (size_t i = 0; i < n; i++)
-            size += c->parts[i].n[k];
+    /* ERNIE blends all the mapping rows; GPT the counts asked of the
+     * corpora (causal_dataset's train_num_samples: their sum, a little
+     * over the request). */
+    for (size_t i = 0; i < n; i++)
+        size +=
+            o->kind == DS_CORPUS_GPT ? c->parts[i].req[k] : c->parts[i].n[k];
     if ((w = (double *)malloc(n * sizeof(double))) == NULL)
         return ds_err_nomem(err);
     for (size_t i = 0; i < n; i++)
@@ -437,7 +438,7 @@ ds_corpus_open(struct ds_corpus **out, const char *spec,
         uint64_t req[3];
 
         for (int k = 0; k < 3; k++)
-            req[k] =
+            p->req[k] = req[k] =
                 c->blended ? counts[3 * i + (size_t)k] : opts->n_samples[k];
         if ((rc = ds_open(&p->d, p->prefix, err)) < 0)
             goto fail;

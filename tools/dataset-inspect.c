@@ -9,6 +9,7 @@
 #include <err.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,7 +56,7 @@ usage(void)
             "usage: dataset-inspect [-hjV] [-d document] [-s sentence] "
             "[-t pos:count]\n"
             "                       [-v vocab] prefix\n"
-            "       dataset-inspect [-F] -n samples | -x samples [-C dir] "
+            "       dataset-inspect [-FG] -n samples | -x samples [-C dir] "
             "[-e seed] [-f first]\n"
             "                       [-g max-ngrams] [-k kind] [-l seq-len] "
             "[-m prob] [-P prob]\n"
@@ -70,7 +71,7 @@ help(void)
     printf("usage: dataset-inspect [-hjV] [-d document] [-s sentence] "
            "[-t pos:count]\n"
            "                       [-v vocab] prefix\n"
-           "       dataset-inspect [-F] -n samples | -x samples [-C dir] "
+           "       dataset-inspect [-FG] -n samples | -x samples [-C dir] "
            "[-e seed] [-f first]\n"
            "                       [-g max-ngrams] [-k kind] [-l seq-len] "
            "[-m prob] [-P prob]\n"
@@ -114,6 +115,8 @@ help(void)
            "  -m, --masked-lm-prob P  ERNIE (default 0.15)\n"
            "  -g, --max-ngrams N    ERNIE (default 3)\n"
            "  -F, --favor-longer    ERNIE: favor longer n-grams\n"
+           "  -G, --geometric       ERNIE: n-gram sizes min(geometric(0.2), "
+           "max-ngrams)\n"
            "  -P, --short-seq-prob P  ERNIE mapping (default 0.1)\n"
            "  -C, --cache-dir DIR   read or write the index caches in DIR "
            "(default: build\n"
@@ -661,6 +664,7 @@ struct sample_opts {
     double masked_lm_prob, short_seq_prob;
     uint32_t max_ngrams;
     bool favor_longer;
+    bool geometric;
 };
 
 static const char *const split_names[] = { "train", "valid", "test", NULL };
@@ -829,6 +833,7 @@ ernie_open(struct ernie *er, struct inspector *in, const struct sample_opts *so,
     o.masked_lm_prob = so->masked_lm_prob;
     o.max_ngrams = so->max_ngrams;
     o.favor_longer_ngram = so->favor_longer;
+    o.geometric_ngram = so->geometric;
     o.binary_head = 1;
     o.cls_id = er->cls = special_id(dec, "[CLS]");
     o.sep_id = er->sep = special_id(dec, "[SEP]");
@@ -1064,14 +1069,19 @@ print_ernie_stats(struct inspector *in, const struct sample_opts *so)
         }
     }
     for (uint32_t k = 1; k <= k_max; k++)
-        w_sum += w[k] = 1.0 / k;
-    if (so->favor_longer)
+        w[k] = 1.0 / k;
+    if (so->geometric) /* min(geometric(0.2), k_max) */
+        for (uint32_t k = 1; k <= k_max; k++)
+            w[k] = k < k_max ? 0.2 * pow(0.8, k - 1) : pow(0.8, k - 1);
+    else if (so->favor_longer)
         for (uint32_t k = 1; k <= k_max / 2; k++) {
             double t = w[k];
 
             w[k] = w[k_max + 1 - k];
             w[k_max + 1 - k] = t;
         }
+    for (uint32_t k = 1; k <= k_max; k++)
+        w_sum += w[k];
     snprintf(b, sizeof(b),
              "samples                  %" PRIu64 " (from %" PRIu64 ")\n",
              so->n_stats, so->first);
@@ -1148,6 +1158,7 @@ main(int argc, char **argv)
         { "document", required_argument, NULL, 'd' },
         { "favor-longer", no_argument, NULL, 'F' },
         { "first", required_argument, NULL, 'f' },
+        { "geometric", no_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { "json", no_argument, NULL, 'j' },
         { "kind", required_argument, NULL, 'k' },
@@ -1187,8 +1198,9 @@ main(int argc, char **argv)
     sel = calloc((size_t)argc, sizeof(*sel));
     if (sel == NULL)
         err(1, NULL);
-    while ((ch = getopt_long(argc, argv, "C:d:e:Ff:g:hjk:l:m:n:P:p:s:t:Vv:w:x:",
-                             longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv,
+                             "C:d:e:Ff:Gg:hjk:l:m:n:P:p:s:t:Vv:w:x:", longopts,
+                             NULL)) != -1) {
         switch (ch) {
         case 'C':
             so.cache_dir = optarg;
@@ -1202,6 +1214,9 @@ main(int argc, char **argv)
             break;
         case 'F':
             so.favor_longer = true;
+            break;
+        case 'G':
+            so.geometric = true;
             break;
         case 'f':
             so.first = cli_parse_u64(optarg, 0, UINT32_MAX, "first sample");

@@ -72,6 +72,7 @@ static const struct spec specs[] = {
     D(masked_lm_prob, "0.15", NULL),
     D(short_seq_prob, "0.1", NULL),
     B(favor_longer_ngram, "0", NULL),
+    B(geometric_ngram, "0", "n-gram sizes min(geometric(0.2), max_ngrams)"),
     I(max_ngrams, "3", NULL),
     I(threads, "0", "CPU threads (0: OpenMP's default)"),
     D(peak_gflops, "0", "peak for MFU (0: measure SGEMM at start)"),

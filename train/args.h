@@ -34,7 +34,7 @@ struct train_args {
     char
         *lr_decay_style; /* linear | cosine | auto (ernie linear, gpt cosine) */
     double masked_lm_prob, short_seq_prob;
-    int favor_longer_ngram, max_ngrams;
+    int favor_longer_ngram, geometric_ngram, max_ngrams;
     int threads;        /* 0: OpenMP's default */
     double peak_gflops; /* for MFU; 0: measure SGEMM at start */
     char *cache_dir;    /* index caches; NULL: beside the data */

@@ -422,6 +422,7 @@ open_data(struct run *r)
         o.ernie.masked_lm_prob = a->masked_lm_prob;
         o.ernie.max_ngrams = (uint32_t)a->max_ngrams;
         o.ernie.favor_longer_ngram = a->favor_longer_ngram;
+        o.ernie.geometric_ngram = a->geometric_ngram;
         o.ernie.binary_head = a->binary_head;
         o.ernie.cls_id = r->vocab.cls;
         o.ernie.sep_id = r->vocab.sep;

@@ -11,7 +11,8 @@ PaddleNLP (whose code is not in its pip package).  Random cases: random
 vocabularies (CJK characters with their added "##" forms, "##" CJK pieces
 whose bare character is missing, English words and "##" pieces), random
 sentences, sentence counts, target lengths (truncation included), seeds,
-max_ngrams, favor_longer_ngram, binary_head and masked_lm_prob, through
+max_ngrams, favor_longer_ngram, geometric n-gram sizes (Megatron's
+geometric_dist), binary_head and masked_lm_prob, through
 tests/drivers/drv_ernie (in-memory sentences), plus samples read from a
 dataset file written by libdata and from the real ernie-3.0 vocab.
 
@@ -118,7 +119,10 @@ def reference(sample, tgt, lmax, voc, o, idx):
         for g in grams:
             if len(taken) >= budget:
                 break
-            k = int(rng.choice(sizes, p=weights / weights.sum()))
+            if o.get("geometric"):
+                k = min(int(rng.geometric(0.2)), k_max)
+            else:
+                k = int(rng.choice(sizes, p=weights / weights.sum()))
             span = [i for w in g[k - 1] for i in w]
             while len(taken) + len(span) > budget and k > 1:
                 k -= 1
@@ -147,7 +151,8 @@ def reference(sample, tgt, lmax, voc, o, idx):
 
 def run_driver(drv, vocab_path, n_base, lmax, o, lines, prefix=None):
     args = [drv, vocab_path, str(n_base), str(lmax), repr(o["mlm"]),
-            str(o["max_ngrams"]), str(int(o["favor_longer"])),
+            str(o["max_ngrams"]),
+            str(int(o["favor_longer"]) | 2 * int(o.get("geometric", False))),
             str(int(o["binary_head"])), str(o["cls"]), str(o["sep"]),
             str(o["mask"]), str(o["pad"]), str(o["seed"])]
     if prefix:
@@ -256,6 +261,7 @@ def random_cases(res, drv, tmp, n_groups, per_group):
                  mlm=[0.15, 0.15, 0.3, 0.05, 0.5, 0.0, 1.0][grp % 7],
                  max_ngrams=int([3, 3, 1, 2, 4, 9][grp % 6]),
                  favor_longer=bool(grp % 3 == 1),
+                 geometric=bool(grp % 5 == 2),
                  binary_head=bool(grp % 4 != 3), cls=1, sep=2, mask=3, pad=0)
         lmax = int(r.choice([16, 32, 64, 128, 512]))
         lines, samples = [], []

@@ -290,6 +290,49 @@ def case(res, args, cd, helpers, make_dataset, work, dname, prefix, split,
     del gd, gd2
 
 
+def blend_case(res, args, cd, work, data, weights, nums, sl, seed,
+               split="80,15,5"):
+    """A weighted list of two corpora, as the trainer opens it, against
+    causal_dataset.build_train_valid_test_datasets (BlendableDataset over
+    GPTDatasets): the per-split sample counts and the tokens of the first
+    samples of each split."""
+    spec = [str(weights[0]), data["cmrc"], str(weights[1]), data["wiki"]]
+    tag = "blend %s cmrc %s wiki n=%s seq=%d seed=%d" % (
+        weights[0], weights[1], ",".join(map(str, nums)), sl, seed)
+    ref_cache = os.path.join(work, "blend-ref")
+    our_cache = os.path.join(work, "blend-ours")
+    for d in (ref_cache, our_cache):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    with quiet():
+        dsets = cd.build_train_valid_test_datasets(
+            spec, "mmap", split, list(nums), sl, seed, True,
+            data_cache_path=ref_cache)
+    toks = os.path.join(work, "blend.i32")
+    lines = run([os.path.join(args.build, "tests", "drv_corpus"),
+                 " ".join(spec), split, str(sl), str(seed)] +
+                [str(n) for n in nums] +
+                [our_cache, str(N_TOKENS_CHECKED), toks]).split("\n")
+    got_n = [int(ln.split()[1]) for ln in lines if ln.strip()]
+    want_n = [len(d) if d is not None else 0 for d in dsets]
+    if got_n != want_n:
+        res.fail(tag + ": samples per split",
+                 "  ours %s, PaddleNLP %s" % (got_n, want_n))
+        return
+    got = np.fromfile(toks, np.int32).reshape(-1, sl + 1)
+    want = [np.asarray(dsets[k][i]["text"], np.int32)
+            for k in range(3) for i in range(min(N_TOKENS_CHECKED,
+                                                 want_n[k]))]
+    bad = [i for i in range(len(want)) if not np.array_equal(got[i],
+                                                             want[i])]
+    if got.shape[0] != len(want) or bad:
+        res.fail(tag, "  %d rows, %d differ (first %s)" %
+                 (got.shape[0], len(bad), bad[:1]))
+    else:
+        res.ok(tag, "%s samples per split, %d samples' tokens identical" %
+               (got_n, len(want)))
+
+
 def corrupt_case(res, args, work, prefix):
     """A truncated cached shuffle_idx is detected and rebuilt."""
     out = os.path.join(work, "corrupt")
@@ -368,6 +411,14 @@ def main():
             except Exception as e:  # noqa: BLE001
                 res.fail("%s %s %s seq=%d seed=%d" % (dname, split, kind, sl,
                                                       seed), "  %r" % e)
+        for weights, nums, sl, seed in [((7, 3), (400, 40, 8), 128, 1234),
+                                        ((1, 1), (3000, 25, 1), 64, 7),
+                                        ((0.2, 0.8), (900, 5, 3), 256, 42)]:
+            try:
+                blend_case(res, args, cd, work, data, weights, nums, sl,
+                           seed)
+            except Exception as e:  # noqa: BLE001
+                res.fail("blend %s" % (weights,), "  %r" % e)
         corrupt_case(res, args, work, data["wiki"])
         if args.bench:
             bench(args, cd, make_dataset, data["cmrc"], work)

@@ -107,8 +107,15 @@ def check_rng(res, build):
             rs = np.random.RandomState(s)
             want.append(" ".join(str(int(rs.choice(n, p=p)))
                                  for _ in range(5)))
+        # geometric: both of numpy's methods (search for p >= 1/3,
+        # inversion below), and the 0.2 of SpanBERT-style n-gram masking
+        gp = [0.2, 0.2, 0.05, 0.3333333333333333, 1 / 3, 0.5, 0.9, 1.0,
+              1e-6][k % 9]
+        cmds.append("geometric %d 40 %r" % (s, gp))
+        want.append(" ".join(str(int(v)) for v in np.random.RandomState(s)
+                             .geometric(gp, 40)))
     got = drv_rng(build, cmds)
-    for kind in ("randint", "shuffle", "choice"):
+    for kind in ("randint", "shuffle", "choice", "geometric"):
         idx = [i for i in range(len(cmds)) if cmds[i].startswith(kind)]
         bad = [i for i in idx if got[i].split() != want[i].split()]
         if bad:

@@ -4,8 +4,9 @@
  * samples_ernie_run.py and one-off checks against PaddleNLP.
  *
  *   drv_ernie VOCAB N_BASE MAX_SEQ_LEN MASKED_LM_PROB MAX_NGRAMS
- *             FAVOR_LONGER BINARY_HEAD CLS SEP MASK PAD SEED [PREFIX]
+ *             NGRAM_MODE BINARY_HEAD CLS SEP MASK PAD SEED [PREFIX]
  *
+ * NGRAM_MODE: bit 0 favor_longer_ngram, bit 1 geometric n-gram sizes.
  * VOCAB holds one token a line (ids 0.., the first N_BASE the base vocab).
  * Each line of stdin is a sample, "IDX TGT N_SENT LEN_1..LEN_N ID..."
  * (the ids of the sentences back to back) or, with PREFIX (a dataset),
@@ -99,7 +100,7 @@ main(int argc, char **argv)
 
     if (argc != 13 && argc != 14) {
         fprintf(stderr, "usage: drv_ernie VOCAB N_BASE MAX_SEQ_LEN "
-                        "MASKED_LM_PROB MAX_NGRAMS FAVOR_LONGER BINARY_HEAD "
+                        "MASKED_LM_PROB MAX_NGRAMS NGRAM_MODE BINARY_HEAD "
                         "CLS SEP MASK PAD SEED [PREFIX]\n");
         return 2;
     }
@@ -110,7 +111,8 @@ main(int argc, char **argv)
     o.max_seq_len = (uint32_t)strtoul(argv[3], NULL, 10);
     o.masked_lm_prob = strtod(argv[4], NULL);
     o.max_ngrams = (uint32_t)strtoul(argv[5], NULL, 10);
-    o.favor_longer_ngram = atoi(argv[6]);
+    o.favor_longer_ngram = atoi(argv[6]) & 1;
+    o.geometric_ngram = (atoi(argv[6]) & 2) != 0;
     o.binary_head = atoi(argv[7]);
     o.cls_id = atoi(argv[8]);
     o.sep_id = atoi(argv[9]);

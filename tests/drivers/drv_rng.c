@@ -10,6 +10,7 @@
  *   randint SEED LO HI N   N RandomState(SEED).randint(LO, HI)
  *   shuffle SEED N         RandomState(SEED).shuffle(np.arange(N))
  *   choice SEED K N P...   K RandomState(SEED).choice(N, p=P) in a row
+ *   geometric SEED N P     N RandomState(SEED).geometric(P)
  *   split D STRING         split_indices(STRING, D), or "error CODE"
  */
 #include <inttypes.h>
@@ -63,6 +64,14 @@ main(void)
             for (long long i = 0; i < n; i++)
                 printf("%s%" PRId64, i ? " " : "",
                        ds_rs_randint(&g, (int64_t)lo, (int64_t)hi));
+            printf("\n");
+        } else if (strcmp(cmd, "geometric") == 0) {
+            double p;
+
+            sscanf(line + off, "%" SCNu64 " %lld %lf", &seed, &n, &p);
+            ds_mt32_init(&g, (uint32_t)seed);
+            for (long long i = 0; i < n; i++)
+                printf("%s%" PRId64, i ? " " : "", ds_rs_geometric(&g, p));
             printf("\n");
         } else if (strcmp(cmd, "choice") == 0) {
             char *s = line + off;

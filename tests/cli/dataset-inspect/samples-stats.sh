@@ -14,3 +14,6 @@ J
 "$TOOLS/dataset-inspect" -v "$ERNIE_VOCAB" -x 500 -l 64 -p 1,0,0 p
 "$TOOLS/dataset-inspect" -v "$ERNIE_VOCAB" --stats 500 -l 64 -p 1,0,0 \
     -g 4 -F -m 0.3 p
+# -G: n-gram sizes min(geometric(0.2), max_ngrams), SpanBERT's draw.
+"$TOOLS/dataset-inspect" -v "$ERNIE_VOCAB" --stats 500 -l 64 -p 1,0,0 \
+    -g 4 -G p
