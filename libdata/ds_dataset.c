@@ -238,6 +238,33 @@ ds_sentence_start(const struct ds_dataset *d, uint64_t i)
     return ds_le64(d->pointers + 8 * i) / d->itemsize;
 }
 
+void
+ds_prefetch_sentence(const struct ds_dataset *d, uint64_t i)
+{
+    if (i >= d->n_sentences)
+        return;
+    __builtin_prefetch(d->sizes + 4 * i);
+    if (d->starts != NULL)
+        __builtin_prefetch(&d->starts[i]);
+    else
+        __builtin_prefetch(d->pointers + 8 * i);
+}
+
+void
+ds_prefetch_tokens(const struct ds_dataset *d, uint64_t pos, size_t n)
+{
+    const unsigned char *p, *end;
+
+    if (pos >= d->n_tokens)
+        return;
+    if (n > d->n_tokens - pos)
+        n = (size_t)(d->n_tokens - pos);
+    p = d->tokens + pos * d->itemsize;
+    end = p + n * d->itemsize;
+    for (; p < end; p += 64)
+        __builtin_prefetch(p);
+}
+
 uint64_t
 ds_document_first(const struct ds_dataset *d, uint64_t k)
 {
@@ -290,19 +317,34 @@ ds_read_tokens(const struct ds_dataset *d, uint64_t pos, size_t n, int32_t *out,
         break;
     case DS_DTYPE_UINT16:
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        /* The hot path of every sample: plain loads the compiler can
-         * vectorize (the byte-wise form does not). */
-        for (size_t i = 0; i < n; i++) {
+    {
+        /* The hot path of every sample: widened 8 at a time with the
+         * compiler's vector extension (-O2 does not vectorize the plain
+         * loop), the rest one by one. */
+        typedef uint16_t u16x8 __attribute__((vector_size(16)));
+        typedef int32_t i32x8 __attribute__((vector_size(32)));
+        size_t i = 0;
+
+        for (; i + 8 <= n; i += 8) {
+            u16x8 v;
+            i32x8 w;
+
+            memcpy(&v, p + 2 * i, sizeof(v));
+            w = __builtin_convertvector(v, i32x8);
+            memcpy(out + i, &w, sizeof(w));
+        }
+        for (; i < n; i++) {
             uint16_t v;
 
             memcpy(&v, p + 2 * i, sizeof(v));
             out[i] = v;
         }
+    }
 #else
         for (size_t i = 0; i < n; i++)
             out[i] = ds_le16(p + 2 * i);
 #endif
-        break;
+    break;
     case DS_DTYPE_INT32:
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         memcpy(out, p, n * sizeof(*out));

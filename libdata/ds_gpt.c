@@ -897,3 +897,70 @@ ds_gpt_sample(const struct ds_gpt *g, const struct ds_dataset *d, uint64_t i,
     }
     return 0;
 }
+
+/* Samples fetched together by ds_gpt_samples(): enough misses in flight to
+ * hide the memory latency, few enough to stay in the L1 cache. */
+#define GPT_GROUP 16
+
+/* Issue the loads of group idx[0..m): the index lookups, stage by stage
+ * (each stage loads what the one before prefetched), then the first
+ * tokens of every window and of the document after it. */
+static int
+prefetch_group(const struct ds_gpt *g, const struct ds_dataset *d,
+               const uint64_t *idx, size_t m, size_t n_tokens)
+{
+    uint64_t j[GPT_GROUP];
+
+    for (size_t k = 0; k < m; k++) {
+        if (idx[k] >= g->n_samples)
+            return -1;
+        j[k] = g->shuffle_idx[idx[k]];
+        __builtin_prefetch(&g->sample_idx[2 * j[k]]);
+    }
+    for (size_t k = 0; k < m; k++)
+        __builtin_prefetch(&g->doc_idx[g->sample_idx[2 * j[k]]]);
+    for (size_t k = 0; k < m; k++) {
+        int32_t p = g->sample_idx[2 * j[k]];
+
+        ds_prefetch_sentence(d, (uint64_t)g->doc_idx[p]);
+        if (g->sample_idx[2 * j[k] + 2] > p)
+            ds_prefetch_sentence(d, (uint64_t)g->doc_idx[p + 1]);
+    }
+    for (size_t k = 0; k < m; k++) {
+        uint64_t item = (uint64_t)g->doc_idx[g->sample_idx[2 * j[k]]];
+
+        ds_prefetch_tokens(d,
+                           ds_sentence_start(d, item) +
+                               (uint64_t)g->sample_idx[2 * j[k] + 1],
+                           n_tokens);
+    }
+    return 0;
+}
+
+int
+ds_gpt_samples(const struct ds_gpt *g, const struct ds_dataset *d,
+               const uint64_t *idx, size_t n, int32_t *tokens,
+               struct ds_err *err)
+{
+    const size_t row = (size_t)g->seq_len + 1;
+
+    /* While one group is copied, the next one's loads are in flight. */
+    if (n > 0)
+        prefetch_group(g, d, idx, n < GPT_GROUP ? n : GPT_GROUP, 128);
+    for (size_t base = 0; base < n; base += GPT_GROUP) {
+        size_t m = n - base < GPT_GROUP ? n - base : GPT_GROUP;
+        size_t next = base + GPT_GROUP;
+
+        if (next < n)
+            prefetch_group(g, d, idx + next,
+                           n - next < GPT_GROUP ? n - next : GPT_GROUP, 128);
+        for (size_t k = 0; k < m; k++) {
+            int rc = ds_gpt_sample(g, d, idx[base + k],
+                                   tokens + (base + k) * row, err);
+
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}

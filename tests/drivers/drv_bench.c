@@ -21,6 +21,9 @@
 #include "ds.h"
 #include "tok.h"
 
+/* GPT samples are fetched as the trainer does: a micro-batch at a time. */
+#define BATCH 32
+
 static double
 now(void)
 {
@@ -232,14 +235,19 @@ gpt(char **argv)
 
     n_items = ds_dataset_n_sentences(d);
     docs = (uint64_t *)malloc((size_t)n_items * sizeof(*docs));
-    win = (int32_t *)malloc(((size_t)seq + 1) * sizeof(*win));
+    win = (int32_t *)malloc(BATCH * ((size_t)seq + 1) * sizeof(*win));
     for (uint64_t k = 0; k < n_items; k++)
         docs[k] = k;
     if (ds_gpt_build(&g, d, docs, (size_t)n_items, n, seq, 1234, NULL, &e) < 0)
         die("gpt", &e);
     t0 = now();
-    for (uint64_t i = 0; i < n; i++) {
-        if (ds_gpt_sample(g, d, i, win, &e) < 0)
+    for (uint64_t i = 0; i < n; i += BATCH) {
+        uint64_t idx[BATCH];
+        size_t m = n - i < BATCH ? (size_t)(n - i) : BATCH;
+
+        for (size_t k = 0; k < m; k++)
+            idx[k] = i + k;
+        if (ds_gpt_samples(g, d, idx, m, win, &e) < 0)
             die("gpt sample", &e);
         check += (uint64_t)win[i % (seq + 1)];
     }

@@ -447,7 +447,85 @@ test_gpt_errors(void)
     ds_close(d);
 }
 
+/* ds_gpt_samples (grouped, prefetching) gives ds_gpt_sample's bytes, for
+ * uint16 and int32 files (the widening fast path and the plain copy),
+ * windows across documents, lengths not a multiple of the vector width,
+ * and a list longer than a group in any order; an index past the end is
+ * an error. */
+static void
+test_gpt_samples_batch(void)
+{
+    static const enum ds_dtype dtypes[2] = { DS_DTYPE_UINT16, DS_DTYPE_INT32 };
+    static char prefix[4200];
+    static int32_t ids[300], got[100 * 38], want[38];
+    static uint64_t idx[100], docs40[40];
+    struct ds_err e = { 0, "" };
+
+    (void)open_fixture(); /* makes tmp_root */
+    for (int t = 0; t < 2; t++) {
+        struct ds_writer *w = NULL;
+        struct ds_dataset *d = NULL;
+        struct ds_gpt *g = NULL;
+        uint64_t n, state = 12345;
+
+        snprintf(prefix, sizeof(prefix), "%s/batch%d", tmp_root, t);
+        CHECK_EQ_INT(
+            ds_writer_open(&w, prefix, DS_FORMAT_MMAP, dtypes[t], NULL), 0);
+        for (int k = 0; k < 40; k++) {
+            uint32_t len = 1 + (uint32_t)(k * 37 % 61);
+
+            for (uint32_t i = 0; i < len; i++)
+                ids[i] = (int32_t)((k * 1009 + i * 31) % 65000);
+            ds_writer_add_sentence(w, ids, len, NULL);
+            ds_writer_end_document(w, NULL);
+            docs40[k] = (uint64_t)k;
+        }
+        CHECK_EQ_INT(ds_writer_commit(w, NULL), 0);
+        CHECK_EQ_INT(ds_open(&d, prefix, NULL), 0);
+        if (d == NULL)
+            continue;
+        CHECK_EQ_INT(ds_gpt_build(&g, d, docs40, 40, 100, 37, 7, NULL, NULL),
+                     0);
+        if (g == NULL) {
+            ds_close(d);
+            continue;
+        }
+        n = ds_gpt_n_samples(g) < 100 ? ds_gpt_n_samples(g) : 100;
+        CHECK(n > 40);
+        for (uint64_t k = 0; k < n; k++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            idx[k] = (state >> 33) % ds_gpt_n_samples(g);
+        }
+        CHECK_EQ_INT(ds_gpt_samples(g, d, idx, (size_t)n, got, NULL), 0);
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t rows, ndoc;
+            const uint64_t *sh = ds_gpt_shuffle_idx(g, &rows);
+            const int32_t *si = ds_gpt_sample_idx(g, &rows);
+            const int32_t *di = ds_gpt_doc_idx(g, &ndoc);
+            uint64_t j = sh[idx[k]];
+            int32_t p = si[2 * j], o = si[2 * j + 1];
+
+            /* The ids as written, walking the window by hand. */
+            for (int m = 0; m < 38; m++) {
+                want[m] = (int32_t)((di[p] * 1009 + o * 31) % 65000);
+                if (++o == (int32_t)(1 + di[p] * 37 % 61)) {
+                    p++;
+                    o = 0;
+                }
+            }
+            CHECK_EQ_MEM(got + k * 38, want, sizeof(want));
+            CHECK_EQ_INT(ds_gpt_sample(g, d, idx[k], want, NULL), 0);
+            CHECK_EQ_MEM(got + k * 38, want, sizeof(want));
+        }
+        idx[n / 2] = ds_gpt_n_samples(g);
+        CHECK_EQ_INT(ds_gpt_samples(g, d, idx, (size_t)n, got, &e), DS_ERANGE);
+        CHECK(strstr(e.msg, "past") != NULL);
+        ds_gpt_free(g);
+        ds_close(d);
+    }
+}
+
 TESTS(ds_gpt, TEST(test_gpt_one_epoch), TEST(test_gpt_separate_last_epoch),
       TEST(test_gpt_cache_hash), TEST(test_gpt_cache_round_trip),
       TEST(test_gpt_cache_race), TEST(test_gpt_cache_no_lock),
-      TEST(test_gpt_errors))
+      TEST(test_gpt_errors), TEST(test_gpt_samples_batch))
