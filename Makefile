@@ -94,13 +94,24 @@ demo: deps
 	@scripts/demo.sh $(BUILD) $(DATA)
 
 # `make train` runs the trainer with a config file (default: a tiny ERNIE on
-# the demo's data, so `make demo` first); e.g.
-#   make train TRAIN_CONFIG=configs/gpt-demo.json TRAIN_ARGS='--max_steps 100'
+# the demo's data, so `make demo` first), on NP ranks through mpirun; e.g.
+#   make train CONFIG=configs/gpt-demo.json TRAIN_ARGS='--max_steps 100'
+#   make train NP=2 MPIRUN_FLAGS='--hostfile hosts'
+# (TRAIN_CONFIG is the older name of CONFIG.)  See docs/parallel.md.
 TRAIN_CONFIG ?= configs/ernie-demo.json
+CONFIG ?= $(TRAIN_CONFIG)
 TRAIN_ARGS ?=
+NP ?= 1
+MPIRUN ?= mpirun
+MPIRUN_FLAGS ?=
 .PHONY: train
 train: all
-	$(BUILD)/train --config $(TRAIN_CONFIG) $(TRAIN_ARGS)
+ifeq ($(NP),1)
+	$(BUILD)/train --config $(CONFIG) $(TRAIN_ARGS)
+else
+	$(MPIRUN) -np $(NP) $(MPIRUN_FLAGS) $(BUILD)/train --config $(CONFIG) \
+		$(TRAIN_ARGS)
+endif
 
 .PHONY: install
 install: all

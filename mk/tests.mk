@@ -123,13 +123,17 @@ test-samples: $(DRV_BINS) $(TOOLS) $(VENV_STAMP)
 
 # The trainer: its model and optimizer against PyTorch (transformers'
 # ErnieForPreTraining and GPT2LMHeadModel on Debian's torch), then whole
-# runs of `train` (the loss falls, kill and resume, determinism, errors).
+# runs of `train` (the loss falls, kill and resume, determinism, errors),
+# then several ranks under mpirun (data parallel = one rank, resume across
+# layouts, dead and hung ranks).
 test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train $(TOOLS) \
 		$(BUILD)/vocab-build $(VENV_STAMP)
 	@tests/run-suite $(TEST_LOG) train-torch-conformance \
 		$(VENV)/bin/python tests/conformance/train_torch_run.py $(BUILD)
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train \
 		tests/train/run
+	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train-parallel \
+		tests/train/parallel
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps

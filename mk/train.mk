@@ -23,6 +23,14 @@ LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp
 # sqrtf and friends vectorize.
 TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain
 
+# MPI (Open MPI: libopenmpi-dev) for several ranks; without it the trainer
+# runs one rank and says so when started by mpirun.
+ifeq ($(HAVE_MPI),1)
+$(BUILD)/libtrain/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
+	$(shell mpicc --showme:compile)
+LIBTRAIN_LIBS += $(shell mpicc --showme:link) -lpthread
+endif
+
 $(BUILD)/libtrain/%.o: train/%.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -c -o $@ $<

@@ -77,6 +77,12 @@ static const struct spec specs[] = {
     I(threads, "0", "CPU threads (0: OpenMP's default)"),
     D(peak_gflops, "0", "peak for MFU (0: measure SGEMM at start)"),
     S(cache_dir, NULL, "index caches (default: beside the data)"),
+    I(dp, "0", "data-parallel degree (0: the ranks left by the others)"),
+    I(tp, "1", "tensor-parallel degree"),
+    I(pp, "1", "pipeline-parallel degree"),
+    I(sharding_degree, "1", "sharding (ZeRO) degree"),
+    I(sharding_stage, "1", "sharding stage: 1, 2 or 3"),
+    D(comm_timeout, "600", "seconds a collective may wait (0: forever)"),
 };
 #define N_SPECS (sizeof(specs) / sizeof(*specs))
 

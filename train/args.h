@@ -38,6 +38,9 @@ struct train_args {
     int threads;        /* 0: OpenMP's default */
     double peak_gflops; /* for MFU; 0: measure SGEMM at start */
     char *cache_dir;    /* index caches; NULL: beside the data */
+    /* The parallel layout (docs/parallel.md). */
+    int tp, pp, dp, sharding_degree, sharding_stage; /* dp 0: the rest */
+    double comm_timeout; /* seconds a collective may wait; 0: forever */
 };
 
 /* args_parse: defaults, then --config FILE (anywhere on the line), then the

@@ -3,7 +3,7 @@
  * comm.h: the trainer's communication interface.  The training loop and
  * (later) the parallel layers talk to other ranks only through this table
  * of collectives over named groups; a backend fills it: single (one rank,
- * every collective the identity) now, MPI for CPU buffers and NCCL for GPU
+ * every collective the identity), MPI for CPU buffers, NCCL for GPU
  * buffers later.  Buffers live in the memory of the ops backend in use.
  *
  * Every rank of a group must issue the same collectives in the same order
@@ -15,9 +15,11 @@
 
 #include <stddef.h>
 
-/* Groups, in Megatron's rank order: tensor parallel fastest, then data
- * parallel / sharding, then pipeline; EMBEDDING = the first and last
- * pipeline stages (tied embeddings). */
+/* Groups.  World rank = tp_rank + tp * (sharding_rank + sharding *
+ * (dp_rank + dp * pp_rank)): tensor parallel fastest (the ranks of a node
+ * share the most traffic), then sharding, then data parallel, then
+ * pipeline.  EMBEDDING = the first and last pipeline stages (tied
+ * embeddings); the middle stages are in no embedding group. */
 enum comm_group {
     COMM_WORLD,
     COMM_DP,
@@ -64,5 +66,23 @@ size_t comm_dtype_size(enum comm_dtype t);
 /* comm_single: one rank; every group is {0}; collectives copy or do
  * nothing; send/recv to anyone is an error (no peer). */
 struct comm *comm_single(void);
+
+/* The parallel layout: degrees whose product is the world size. */
+struct comm_layout {
+    int tp, sharding, dp, pp; /* dp 0: the world / (tp x sharding x pp) */
+};
+
+/* comm_mpi: MPI_Init and the layout's groups.  timeout > 0 starts the
+ * watchdog: a collective or point-to-point call that waits longer ends
+ * this rank (exit status 1) with a message naming it and its group, and
+ * mpirun then ends the others.  Returns NULL with a message in err when
+ * the layout does not fit the world, MPI fails, or the build has no MPI.
+ * destroy() calls MPI_Finalize. */
+struct comm *comm_mpi(int *argc, char ***argv, const struct comm_layout *l,
+                      double timeout, char *err, size_t err_len);
+
+/* comm_launched_by_mpi: whether this process was started by mpirun, or by
+ * srun with PMIx or PMI (their environment variables). */
+int comm_launched_by_mpi(void);
 
 #endif /* TRAIN_COMM_H */

@@ -32,6 +32,10 @@
 /* ------------------------------------------------------------------------ */
 /* Logging, in PaddleNLP's logger format                                     */
 
+/* This process's rank and the number of ranks: only rank 0 logs; errors
+ * name the rank when there are several. */
+static int g_rank, g_world = 1;
+
 static void __attribute__((format(printf, 1, 2))) log_info(const char *fmt, ...)
 {
     struct timeval tv;
@@ -39,6 +43,8 @@ static void __attribute__((format(printf, 1, 2))) log_info(const char *fmt, ...)
     char ts[32];
     va_list ap;
 
+    if (g_rank != 0)
+        return;
     gettimeofday(&tv, NULL);
     localtime_r(&tv.tv_sec, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
@@ -54,12 +60,15 @@ fatal(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "train: ");
+    if (g_world > 1)
+        fprintf(stderr, "train: rank %d: ", g_rank);
+    else
+        fprintf(stderr, "train: ");
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    exit(1);
+    exit(1); /* without MPI_Finalize: mpirun ends the other ranks */
 }
 
 /* A problem with the arguments: exit status 2, as for usage errors. */
@@ -68,11 +77,14 @@ usage_error(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "train: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see train --help)\n", stderr);
+    /* Every rank checks the same arguments: one message is enough. */
+    if (g_rank == 0) {
+        fprintf(stderr, "train: ");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs(" (see train --help)\n", stderr);
+    }
     exit(2);
 }
 
@@ -332,21 +344,31 @@ struct run {
     struct lr_params lr;
     struct adamw_params adam;
     struct loader train, valid;
-    int accumulate;
+    int accumulate; /* micro-batches per step on each rank */
     int gbs;
+    int dp, dp_rank; /* the data-parallel degree and this rank's place */
     struct train_state st;
     char *args_json;
     FILE *jsonl;
     double flops, peak_gflops; /* model FLOPs since the last log line */
-    int64_t kill_at; /* TRAIN_TEST_KILL_AT_STEP, for the resume tests */
+    /* Tests: TRAIN_TEST_KILL_AT_STEP raises SIGKILL after that step,
+     * TRAIN_TEST_STALL_AT_STEP hangs before its gradient all-reduce; on
+     * every rank, or on rank TRAIN_TEST_RANK only. */
+    int64_t kill_at, stall_at;
+    int test_rank;
 };
 
+/* The dropout seed of micro-batch `micro` of this rank: keyed by the
+ * micro-batch's place in the global batch (rank r's micro-step k holds the
+ * samples a single rank reads at micro-step k * dp + r), so every
+ * data-parallel layout draws the masks of one rank accumulating. */
 static uint64_t
 micro_seed(const struct run *r, int64_t step, int micro)
 {
-    return ops_splitmix64(
-        (uint64_t)r->a.seed ^
-        ops_splitmix64(((uint64_t)step << 16) | (uint64_t)micro));
+    uint64_t global = (uint64_t)micro * (uint64_t)r->dp + (uint64_t)r->dp_rank;
+
+    return ops_splitmix64((uint64_t)r->a.seed ^
+                          ops_splitmix64(((uint64_t)step << 16) | global));
 }
 
 /* The SGEMM rate of the backend on a 1024-cube, best of 3: the peak MFU
@@ -401,8 +423,6 @@ open_data(struct run *r)
     struct ds_corpus_opts o;
     struct ds_err e;
     const struct train_args *a = &r->a;
-    int eval_iters = a->eval_iters * r->accumulate;
-    int test_iters = 10 * a->eval_iters * r->accumulate;
 
     memset(&o, 0, sizeof(o));
     o.kind = r->cfg.type == MODEL_GPT ? DS_CORPUS_GPT : DS_CORPUS_ERNIE;
@@ -413,10 +433,10 @@ open_data(struct run *r)
     /* ernie-data.md 8.3: T = gbs * max_steps; the valid and test counts
      * from the evaluation cadence. */
     o.n_samples[0] = (uint64_t)r->gbs * (uint64_t)a->max_steps;
-    o.n_samples[1] = (uint64_t)a->micro_batch_size *
+    o.n_samples[1] = (uint64_t)r->gbs *
                      (uint64_t)(a->max_steps / a->eval_freq + 1) *
-                     (uint64_t)eval_iters;
-    o.n_samples[2] = (uint64_t)a->micro_batch_size * (uint64_t)test_iters;
+                     (uint64_t)a->eval_iters;
+    o.n_samples[2] = (uint64_t)r->gbs * 10 * (uint64_t)a->eval_iters;
     o.cache_dir = a->cache_dir;
     if (o.kind == DS_CORPUS_ERNIE) {
         o.ernie.masked_lm_prob = a->masked_lm_prob;
@@ -450,6 +470,51 @@ max_masked(const struct train_args *a)
     return (a->micro_batch_size * per + 7) / 8 * 8;
 }
 
+/* The ranks: one without mpirun, else MPI with the layout's groups.  Only
+ * data parallelism runs so far; the other degrees are refused clearly. */
+static void
+setup_comm(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct comm_layout l = { a->tp, a->sharding_degree, a->dp, a->pp };
+    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+    char err[512];
+
+    if (env_rank == NULL)
+        env_rank = getenv("PMIX_RANK");
+    if (env_rank == NULL)
+        env_rank = getenv("PMI_RANK");
+    g_rank = env_rank ? atoi(env_rank) : 0; /* until MPI says */
+    if (a->tp < 1 || a->pp < 1 || a->sharding_degree < 1 || a->dp < 0)
+        usage_error("--tp, --pp and --sharding_degree must be at least 1, "
+                    "--dp at least 0");
+    if (a->sharding_stage < 1 || a->sharding_stage > 3)
+        usage_error("--sharding_stage must be 1, 2 or 3");
+    if (a->comm_timeout < 0)
+        usage_error("--comm_timeout must not be negative");
+    if (a->tp > 1 || a->pp > 1 || a->sharding_degree > 1)
+        usage_error("--tp %d, --pp %d, --sharding_degree %d: only data "
+                    "parallelism (--dp) is implemented so far",
+                    a->tp, a->pp, a->sharding_degree);
+    if (comm_launched_by_mpi()) {
+        r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
+        if (r->comm == NULL)
+            usage_error("%s", err);
+    } else {
+        int want = a->tp * a->pp * a->sharding_degree * (a->dp ? a->dp : 1);
+
+        if (want != 1)
+            usage_error("this layout needs %d ranks: start it with mpirun "
+                        "-np %d (or make train NP=%d)",
+                        want, want, want);
+        r->comm = comm_single();
+    }
+    g_rank = r->comm->rank;
+    g_world = r->comm->world;
+    r->dp = r->comm->group_size(r->comm, COMM_DP);
+    r->dp_rank = r->comm->group_rank(r->comm, COMM_DP);
+}
+
 static void
 setup(struct run *r)
 {
@@ -457,6 +522,7 @@ setup(struct run *r)
     char err[1024];
     const struct ops *op;
 
+    setup_comm(r);
     if (!a->model_type ||
         (strcmp(a->model_type, "ernie") && strcmp(a->model_type, "gpt")))
         usage_error("--model_type must be ernie or gpt");
@@ -471,12 +537,13 @@ setup(struct run *r)
                     "global_batch_size and decay_steps not negative");
     if (a->max_seq_len < 4 || a->eval_iters < 0)
         usage_error("max_seq_len must be at least 4, eval_iters not negative");
-    r->gbs = a->global_batch_size ? a->global_batch_size : a->micro_batch_size;
-    if (r->gbs % a->micro_batch_size)
+    r->gbs = a->global_batch_size ? a->global_batch_size
+                                  : a->micro_batch_size * r->dp;
+    if (r->gbs % (a->micro_batch_size * r->dp))
         usage_error("global_batch_size %d is not a multiple of "
-                    "micro_batch_size %d",
-                    r->gbs, a->micro_batch_size);
-    r->accumulate = r->gbs / a->micro_batch_size;
+                    "micro_batch_size %d x dp %d",
+                    r->gbs, a->micro_batch_size, r->dp);
+    r->accumulate = r->gbs / (a->micro_batch_size * r->dp);
     if (strcmp(a->device, "cuda") == 0)
         fatal("--device cuda: this build has no CUDA backend yet");
     if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
@@ -501,7 +568,6 @@ setup(struct run *r)
               a->max_seq_len, r->cfg.max_position, r->config_path);
 
     op = ops_cpu(a->threads);
-    r->comm = comm_single();
     if (model_create(&r->m, &r->cfg, op, a->micro_batch_size, a->max_seq_len,
                      r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0, err,
                      sizeof(err)) < 0)
@@ -585,6 +651,8 @@ save(struct run *r, const char *name, int keep_backup)
 {
     char *dir, err[1024];
 
+    if (r->comm->rank != 0)
+        return; /* the weights and moments are the same on every rank */
     if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
         fatal("out of memory");
     if (ckpt_save(dir, r->m, &r->opt, &r->st, r->args_json, r->vocab_path,
@@ -604,7 +672,9 @@ check_loss(int64_t step, const struct losses *L, const char *what)
               (long long)step, what, L->loss);
 }
 
-/* Evaluate `iters` micro-batches of a split, continuing its loader. */
+/* Evaluate `iters` micro-batches of a split on each rank, continuing its
+ * loader (each data-parallel rank reads its slice, as in training); the
+ * losses are averaged over every rank's micro-batches. */
 static void
 evaluate(struct run *r, struct loader *l, const char *name, int iters)
 {
@@ -612,7 +682,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
     struct forward_opts fo = { 0, 0, 0.0f };
     struct batch b;
     char err[1024];
-    double t0 = now();
+    double t0 = now(), sums[4];
     int n = 0;
 
     for (int i = 0; i < iters; i++) {
@@ -626,11 +696,18 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
         sum.sop_loss += L.sop_loss;
         n++;
     }
+    sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
+    sums[3] = n;
+    if (r->comm->all_reduce_sum(r->comm, sums, 4, COMM_F64, COMM_DP) < 0)
+        fatal("%s: %s", name, r->comm->error);
+    sum.loss = sums[0], sum.lm_loss = sums[1], sum.sop_loss = sums[2];
+    n = (int)sums[3];
     if (n == 0) {
         log_info("%s step %lld: no %s data", name, (long long)r->st.global_step,
                  name);
         return;
     }
+    /* batch: the micro-batches of every rank. */
     log_info("%s step %lld, batch: %d, loss: %.6f, lm_loss: %.6f, sop_loss: "
              "%.6f, ips: %.0f seqs/s",
              name, (long long)r->st.global_step, n, sum.loss / n,
@@ -656,11 +733,11 @@ train_loop(struct run *r)
     char err[1024];
 
     r->train.pos.consumed_samples = r->st.consumed_samples;
-    /* The valid loader resumes where PaddleNLP's would (7.8). */
+    /* The valid loader resumes where PaddleNLP's would (7.8): eval_iters
+     * global batches per evaluation so far. */
     r->valid.pos.consumed_samples =
-        (uint64_t)a->micro_batch_size *
-        (uint64_t)((r->st.global_step + 1) / a->eval_freq) *
-        (uint64_t)(a->eval_iters * r->accumulate);
+        (uint64_t)r->gbs * (uint64_t)((r->st.global_step + 1) / a->eval_freq) *
+        (uint64_t)a->eval_iters;
     while (r->st.global_step < a->max_steps) {
         int64_t step = r->st.global_step + 1;
         double lr = lr_at(&r->lr, step);
@@ -686,6 +763,9 @@ train_loop(struct run *r)
             acc.lm_loss += L.lm_loss;
             acc.sop_loss += L.sop_loss;
         }
+        if (r->stall_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
+            for (;;)
+                pause(); /* a hung rank, for the watchdog tests */
         /* Data parallel: the mean of the ranks' gradients. */
         if (r->comm->group_size(r->comm, COMM_DP) > 1) {
             size_t n = model_table(r->m)->total;
@@ -704,7 +784,7 @@ train_loop(struct run *r)
         r->st.optimizer_step = r->opt.t;
         r->st.consumed_samples = r->train.pos.consumed_samples;
         r->st.learning_rate = lr;
-        if (r->kill_at == step)
+        if (r->kill_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             raise(SIGKILL); /* tests: a crash right after this step */
         logged++;
         if (step % a->logging_freq == 0) {
@@ -777,6 +857,8 @@ train_loop(struct run *r)
 
         loader_init(&test, r->corpus, DS_SPLIT_TEST, r->cfg.type,
                     a->micro_batch_size, a->max_seq_len, max_masked(a));
+        test.dp_rank = (uint32_t)r->dp_rank;
+        test.dp_world = (uint32_t)r->dp;
         evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate);
         loader_release(&test);
     }
@@ -796,11 +878,16 @@ main(int argc, char **argv)
     setup(&r);
     if (getenv("TRAIN_TEST_KILL_AT_STEP"))
         r.kill_at = strtoll(getenv("TRAIN_TEST_KILL_AT_STEP"), NULL, 10);
+    if (getenv("TRAIN_TEST_STALL_AT_STEP"))
+        r.stall_at = strtoll(getenv("TRAIN_TEST_STALL_AT_STEP"), NULL, 10);
+    r.test_rank =
+        getenv("TRAIN_TEST_RANK") ? atoi(getenv("TRAIN_TEST_RANK")) : -1;
     if (mkdir(r.a.output_dir, 0777) < 0 && errno != EEXIST)
         fatal("cannot create %s: %s", r.a.output_dir, strerror(errno));
     r.args_json = args_to_json(&r.a);
     log_info("%s", "----------- Configuration Arguments -----------");
-    args_print(&r.a, stderr, "");
+    if (g_rank == 0)
+        args_print(&r.a, stderr, "");
     log_info("model: %s, %zu parameters, %.1f MB of activations; "
              "accumulate %d micro-batches; device cpu (%s), SGEMM %.1f "
              "GFLOP/s%s",
@@ -808,20 +895,37 @@ main(int argc, char **argv)
              model_activation_bytes(r.m) / 1e6, r.accumulate,
              model_ops(r.m)->name, r.peak_gflops,
              r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
+    log_info("ranks: %d (%s); data parallel %d, this rank's slice %d", g_world,
+             r.comm->name, r.dp, r.dp_rank);
+    {
+        /* fp32 parameters and gradients, AdamW's two moments. */
+        double p = (double)model_table(r.m)->total * sizeof(float) / 1e6;
+
+        log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
+                 "optimizer %.1f MB, activations %.1f MB",
+                 p, p, 2 * p, model_activation_bytes(r.m) / 1e6);
+    }
     open_data(&r);
     load_or_init(&r);
     loader_init(&r.train, r.corpus, DS_SPLIT_TRAIN, r.cfg.type,
                 r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
+    r.train.dp_rank = (uint32_t)r.dp_rank;
+    r.train.dp_world = (uint32_t)r.dp;
     loader_init(&r.valid, r.corpus, DS_SPLIT_VALID, r.cfg.type,
                 r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
+    r.valid.dp_rank = (uint32_t)r.dp_rank;
+    r.valid.dp_world = (uint32_t)r.dp;
     if (asprintf(&log_path, "%s/train_log.jsonl", r.a.output_dir) < 0)
         fatal("out of memory");
-    r.jsonl = fopen(log_path, "a");
-    if (r.jsonl == NULL)
-        fatal("cannot open %s: %s", log_path, strerror(errno));
+    if (g_rank == 0) { /* the log of the run, as rank 0 sees it */
+        r.jsonl = fopen(log_path, "a");
+        if (r.jsonl == NULL)
+            fatal("cannot open %s: %s", log_path, strerror(errno));
+    }
     free(log_path);
     train_loop(&r);
-    fclose(r.jsonl);
+    if (r.jsonl)
+        fclose(r.jsonl);
     loader_release(&r.train);
     loader_release(&r.valid);
     optim_release(&r.opt);
@@ -831,5 +935,6 @@ main(int argc, char **argv)
     free(r.vocab_path);
     free(r.config_path);
     args_release(&r.a);
+    r.comm->destroy(r.comm);
     return 0;
 }

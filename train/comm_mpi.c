@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * comm_mpi.c: the communicator over MPI (Open MPI from Debian), for CPU
+ * buffers.  The world is cut into the layout's groups with MPI_Comm_split;
+ * rank order: tensor parallel fastest, then sharding, then data parallel,
+ * then pipeline (comm.h).  Counts above INT_MAX are sent in pieces.
+ *
+ * A watchdog thread watches the collective in progress: one that waits
+ * longer than the timeout (a dead or stuck peer, a rank that took another
+ * branch) ends this rank with a message naming the collective and the
+ * group; mpirun then ends every other rank.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+
+#ifdef HAVE_MPI
+#    include <mpi.h>
+#    include <pthread.h>
+#    include <stdatomic.h>
+#    include <time.h>
+
+/* Elements per MPI call: MPI counts are int. */
+#    define PIECE ((size_t)1 << 30)
+
+struct comm_mpi {
+    struct comm base; /* first: the interface */
+    struct comm_layout layout;
+    int coord[COMM_N_GROUPS]; /* this rank's place in each group */
+    MPI_Comm group[COMM_N_GROUPS];
+    int size[COMM_N_GROUPS];
+    /* The watchdog: what is in progress and since when (ns, monotonic;
+     * 0 = nothing). */
+    double timeout;
+    _Atomic long long busy_since;
+    const char *_Atomic busy_what;
+    _Atomic int busy_group;
+    pthread_t watchdog;
+    _Atomic int stop;
+};
+
+static const char *const group_names[COMM_N_GROUPS] = {
+    "world", "dp", "tp", "pp", "sharding", "embedding",
+};
+
+static long long
+now_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void *
+watchdog_main(void *arg)
+{
+    struct comm_mpi *m = arg;
+
+    while (!atomic_load(&m->stop)) {
+        long long since = atomic_load(&m->busy_since);
+
+        if (since && (now_ns() - since) / 1e9 > m->timeout) {
+            int g = atomic_load(&m->busy_group);
+
+            fprintf(stderr,
+                    "train: rank %d: %s over the %s group (%d ranks) has "
+                    "waited more than %.0f s (--comm_timeout): a rank died, "
+                    "hangs or took another path; stopping every rank\n",
+                    m->base.rank, atomic_load(&m->busy_what), group_names[g],
+                    m->size[g], m->timeout);
+            fflush(stderr);
+            _exit(1); /* mpirun then ends the other ranks */
+        }
+        usleep(100000);
+    }
+    return NULL;
+}
+
+static void
+busy(struct comm_mpi *m, const char *what, enum comm_group g)
+{
+    atomic_store(&m->busy_what, what);
+    atomic_store(&m->busy_group, (int)g);
+    atomic_store(&m->busy_since, now_ns());
+}
+
+static void
+idle(struct comm_mpi *m)
+{
+    atomic_store(&m->busy_since, 0);
+}
+
+static MPI_Datatype
+mpi_type(enum comm_dtype t)
+{
+    return t == COMM_F32 ? MPI_FLOAT : t == COMM_F64 ? MPI_DOUBLE : MPI_INT64_T;
+}
+
+/* The group's communicator, or NULL with an error (a group this rank is
+ * not in: the embedding group of a middle pipeline stage). */
+static MPI_Comm
+group_of(struct comm_mpi *m, enum comm_group g, const char *what)
+{
+    if ((int)g < 0 || g >= COMM_N_GROUPS || m->group[g] == MPI_COMM_NULL) {
+        snprintf(m->base.error, sizeof(m->base.error),
+                 "%s: rank %d is not in the %s group", what, m->base.rank,
+                 (int)g >= 0 && g < COMM_N_GROUPS ? group_names[g] : "?");
+        return MPI_COMM_NULL;
+    }
+    return m->group[g];
+}
+
+static int
+failed(struct comm_mpi *m, int rc, const char *what, enum comm_group g)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    idle(m);
+    if (rc == MPI_SUCCESS)
+        return 0;
+    MPI_Error_string(rc, msg, &len);
+    snprintf(m->base.error, sizeof(m->base.error),
+             "%s over the %s group: %.180s", what, group_names[g], msg);
+    return -1;
+}
+
+static int
+mpi_group_size(const struct comm *c, enum comm_group g)
+{
+    const struct comm_mpi *m = (const struct comm_mpi *)c;
+
+    return (int)g >= 0 && g < COMM_N_GROUPS ? m->size[g] : 0;
+}
+
+static int
+mpi_group_rank(const struct comm *c, enum comm_group g)
+{
+    const struct comm_mpi *m = (const struct comm_mpi *)c;
+
+    return (int)g >= 0 && g < COMM_N_GROUPS ? m->coord[g] : -1;
+}
+
+static int
+mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+               enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "all-reduce");
+    size_t es = comm_dtype_size(t);
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "all-reduce", g);
+    for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = n - off < PIECE ? n - off : PIECE;
+
+        rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + off * es, (int)k,
+                           mpi_type(t), MPI_SUM, mc);
+    }
+    return failed(m, rc, "all-reduce", g);
+}
+
+static int
+too_big(struct comm_mpi *m, const char *what, size_t n)
+{
+    snprintf(m->base.error, sizeof(m->base.error),
+             "%s of %zu elements per rank: more than this backend sends at "
+             "once (%d)",
+             what, n, INT_MAX);
+    return -1;
+}
+
+static int
+mpi_reduce_scatter(struct comm *c, void *out, const void *in, size_t n,
+                   enum comm_dtype t, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "reduce-scatter");
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    if (n > INT_MAX)
+        return too_big(m, "reduce-scatter", n);
+    busy(m, "reduce-scatter", g);
+    return failed(
+        m, MPI_Reduce_scatter_block(in, out, (int)n, mpi_type(t), MPI_SUM, mc),
+        "reduce-scatter", g);
+}
+
+static int
+mpi_all_gather(struct comm *c, void *out, const void *in, size_t n,
+               enum comm_dtype t, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "all-gather");
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    if (n > INT_MAX)
+        return too_big(m, "all-gather", n);
+    busy(m, "all-gather", g);
+    return failed(m,
+                  MPI_Allgather(in == out ? MPI_IN_PLACE : in, (int)n,
+                                mpi_type(t), out, (int)n, mpi_type(t), mc),
+                  "all-gather", g);
+}
+
+static int
+mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root,
+              enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "broadcast");
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "broadcast", g);
+    for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = bytes - off < PIECE ? bytes - off : PIECE;
+
+        rc = MPI_Bcast((char *)buf + off, (int)k, MPI_BYTE, root, mc);
+    }
+    return failed(m, rc, "broadcast", g);
+}
+
+static int
+mpi_send(struct comm *c, const void *buf, size_t bytes, int peer,
+         enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "send");
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "send", g);
+    for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = bytes - off < PIECE ? bytes - off : PIECE;
+
+        rc = MPI_Send((const char *)buf + off, (int)k, MPI_BYTE, peer, 0, mc);
+    }
+    return failed(m, rc, "send", g);
+}
+
+static int
+mpi_recv(struct comm *c, void *buf, size_t bytes, int peer, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "recv");
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "recv", g);
+    for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = bytes - off < PIECE ? bytes - off : PIECE;
+
+        rc = MPI_Recv((char *)buf + off, (int)k, MPI_BYTE, peer, 0, mc,
+                      MPI_STATUS_IGNORE);
+    }
+    return failed(m, rc, "recv", g);
+}
+
+static int
+mpi_barrier(struct comm *c, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "barrier");
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "barrier", g);
+    return failed(m, MPI_Barrier(mc), "barrier", g);
+}
+
+static void
+mpi_destroy(struct comm *c)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+
+    if (m == NULL)
+        return;
+    if (m->timeout > 0) {
+        atomic_store(&m->stop, 1);
+        pthread_join(m->watchdog, NULL);
+    }
+    for (int g = 1; g < COMM_N_GROUPS; g++)
+        if (m->group[g] != MPI_COMM_NULL)
+            MPI_Comm_free(&m->group[g]);
+    MPI_Finalize();
+    free(m);
+}
+
+/* Split the world into group g: ranks with the same color form one group,
+ * ordered by key. */
+static int
+split(struct comm_mpi *m, enum comm_group g, int color, int key)
+{
+    int rc = MPI_Comm_split(MPI_COMM_WORLD, color, key, &m->group[g]);
+
+    if (rc != MPI_SUCCESS)
+        return -1;
+    if (m->group[g] == MPI_COMM_NULL) {
+        m->size[g] = 0;
+        m->coord[g] = -1;
+        return 0;
+    }
+    MPI_Comm_size(m->group[g], &m->size[g]);
+    MPI_Comm_rank(m->group[g], &m->coord[g]);
+    return 0;
+}
+
+struct comm *
+comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
+         char *err, size_t err_len)
+{
+    struct comm_mpi *m;
+    int rank, world, tp, sh, dp, pp, r_tp, r_sh, r_dp, r_pp;
+
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        snprintf(err, err_len, "MPI_Init failed");
+        return NULL;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    tp = l->tp, sh = l->sharding, dp = l->dp, pp = l->pp;
+    if (dp == 0 && tp > 0 && sh > 0 && pp > 0 && world % (tp * sh * pp) == 0)
+        dp = world / (tp * sh * pp);
+    if (tp < 1 || sh < 1 || dp < 1 || pp < 1 || tp * sh * dp * pp != world) {
+        snprintf(err, err_len,
+                 "the layout tp %d x sharding %d x dp %d x pp %d does not "
+                 "make the %d ranks mpirun started",
+                 l->tp, l->sharding, l->dp, l->pp, world);
+        MPI_Finalize();
+        return NULL;
+    }
+    m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+        snprintf(err, err_len, "out of memory");
+        MPI_Finalize();
+        return NULL;
+    }
+    m->layout = *l;
+    m->layout.dp = dp;
+    m->base.name = "mpi";
+    m->base.rank = rank;
+    m->base.world = world;
+    m->base.group_size = mpi_group_size;
+    m->base.group_rank = mpi_group_rank;
+    m->base.all_reduce_sum = mpi_all_reduce;
+    m->base.reduce_scatter_sum = mpi_reduce_scatter;
+    m->base.all_gather = mpi_all_gather;
+    m->base.broadcast = mpi_broadcast;
+    m->base.send = mpi_send;
+    m->base.recv = mpi_recv;
+    m->base.barrier = mpi_barrier;
+    m->base.destroy = mpi_destroy;
+    /* rank = r_tp + tp * (r_sh + sh * (r_dp + dp * r_pp)) */
+    r_tp = rank % tp;
+    r_sh = rank / tp % sh;
+    r_dp = rank / (tp * sh) % dp;
+    r_pp = rank / (tp * sh * dp);
+    m->group[COMM_WORLD] = MPI_COMM_WORLD;
+    m->size[COMM_WORLD] = world;
+    m->coord[COMM_WORLD] = rank;
+    if (split(m, COMM_TP, rank / tp, r_tp) < 0 ||
+        split(m, COMM_SHARDING, r_tp + tp * (r_dp + dp * r_pp), r_sh) < 0 ||
+        split(m, COMM_DP, r_tp + tp * (r_sh + sh * r_pp), r_dp) < 0 ||
+        split(m, COMM_PP, rank % (tp * sh * dp), r_pp) < 0 ||
+        split(m, COMM_EMBEDDING,
+              r_pp == 0 || r_pp == pp - 1 ? rank % (tp * sh * dp)
+                                          : MPI_UNDEFINED,
+              r_pp) < 0) {
+        snprintf(err, err_len, "MPI_Comm_split failed");
+        mpi_destroy(&m->base);
+        return NULL;
+    }
+    m->timeout = timeout;
+    if (timeout > 0 &&
+        pthread_create(&m->watchdog, NULL, watchdog_main, m) != 0) {
+        snprintf(err, err_len, "cannot start the watchdog thread: %s",
+                 strerror(errno));
+        m->timeout = 0;
+        mpi_destroy(&m->base);
+        return NULL;
+    }
+    return &m->base;
+}
+
+#else /* !HAVE_MPI */
+
+struct comm *
+comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
+         char *err, size_t err_len)
+{
+    (void)argc;
+    (void)argv;
+    (void)l;
+    (void)timeout;
+    snprintf(err, err_len,
+             "this build has no MPI (install libopenmpi-dev and openmpi-bin "
+             "with scripts/install-deps, then make reconfigure && make)");
+    return NULL;
+}
+
+#endif
+
+int
+comm_launched_by_mpi(void)
+{
+    /* Open MPI's mpirun, PMIx (srun --mpi=pmix), MPICH/PMI. */
+    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
+                                        "PMI_SIZE" };
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++)
+        if (getenv(vars[i]) != NULL)
+            return 1;
+    return 0;
+}
