@@ -24,7 +24,9 @@ LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp
 TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain
 
 # MPI (Open MPI: libopenmpi-dev) for several ranks; without it the trainer
-# runs one rank and says so when started by mpirun.
+# runs one rank and says so when started by mpirun.  A new probe (make
+# reconfigure) rebuilds the backend.
+$(BUILD)/libtrain/comm_mpi.o: $(CONFIG_MK)
 ifeq ($(HAVE_MPI),1)
 $(BUILD)/libtrain/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)
