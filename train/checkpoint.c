@@ -292,6 +292,16 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         (struct st_tensor *)calloc(pt->n + 1, sizeof(*extra));
     char *names = (char *)malloc(pt->n * stride + 1);
     char path[PATH_MAX];
+
+    if (o->lo != 0 || o->hi != pt->total) {
+        free(host);
+        free(trans);
+        free(extra);
+        free(names);
+        return fail(err, errlen,
+                    "the optimizer holds a range of the model (sharding): "
+                    "gather it first");
+    }
     struct st_err se;
     int rc = -1;
 
@@ -825,6 +835,10 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
     if (o != NULL) {
         float *bufs[] = { o->m, o->v };
 
+        if (o->lo != 0 || o->hi != o->table->total)
+            return fail(err, errlen,
+                        "the optimizer holds a range of the model (sharding):"
+                        " load into a whole-table one");
         if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs, optim_prefix,
                          2, err, errlen) < 0)
             return -1;

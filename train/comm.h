@@ -49,6 +49,15 @@ struct comm {
     /* out[0..n*size) = every rank's in[0..n), in rank order. */
     int (*all_gather)(struct comm *c, void *out, const void *in, size_t n,
                       enum comm_dtype t, enum comm_group g);
+    /* Ranges (sharding): rank r of the group owns buf[off[r]..off[r+1])
+     * (off has size + 1 ascending entries from 0; ranges may differ in
+     * length).  reduce_scatter_ranges: each rank's own range becomes the
+     * group's sum of that range; the rest of buf is left undefined.
+     * all_gather_ranges: every rank gets every rank's range. */
+    int (*reduce_scatter_ranges)(struct comm *c, void *buf, const size_t *off,
+                                 enum comm_dtype t, enum comm_group g);
+    int (*all_gather_ranges)(struct comm *c, void *buf, const size_t *off,
+                             enum comm_dtype t, enum comm_group g);
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root,
                      enum comm_group g);
     /* Point to point within a group (pipeline stages). */

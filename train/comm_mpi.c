@@ -213,6 +213,75 @@ mpi_all_gather(struct comm *c, void *out, const void *in, size_t n,
                   "all-gather", g);
 }
 
+/* MPI's int counts and displacements of the group's ranges. */
+static int
+range_counts(struct comm_mpi *m, const size_t *off, int n, int **counts,
+             int **displs, const char *what)
+{
+    *counts = malloc((size_t)n * sizeof(int));
+    *displs = malloc((size_t)n * sizeof(int));
+    if (*counts == NULL || *displs == NULL) {
+        free(*counts);
+        free(*displs);
+        snprintf(m->base.error, sizeof(m->base.error), "%s: out of memory",
+                 what);
+        return -1;
+    }
+    if (off[n] > INT_MAX) {
+        free(*counts);
+        free(*displs);
+        return too_big(m, what, off[n]);
+    }
+    for (int r = 0; r < n; r++) {
+        (*counts)[r] = (int)(off[r + 1] - off[r]);
+        (*displs)[r] = (int)off[r];
+    }
+    return 0;
+}
+
+static int
+mpi_reduce_scatter_ranges(struct comm *c, void *buf, const size_t *off,
+                          enum comm_dtype t, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "reduce-scatter");
+    size_t es = comm_dtype_size(t);
+    int *counts, *displs, rc, me;
+
+    if (mc == MPI_COMM_NULL || range_counts(m, off, m->size[g], &counts,
+                                            &displs, "reduce-scatter") < 0)
+        return -1;
+    busy(m, "reduce-scatter", g);
+    /* In place, MPI leaves this rank's sum at the start of buf. */
+    rc =
+        MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, mpi_type(t), MPI_SUM, mc);
+    me = m->coord[g];
+    if (rc == MPI_SUCCESS && off[me] > 0)
+        memmove((char *)buf + off[me] * es, buf, (size_t)counts[me] * es);
+    free(counts);
+    free(displs);
+    return failed(m, rc, "reduce-scatter", g);
+}
+
+static int
+mpi_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
+                      enum comm_dtype t, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "all-gather");
+    int *counts, *displs, rc;
+
+    if (mc == MPI_COMM_NULL ||
+        range_counts(m, off, m->size[g], &counts, &displs, "all-gather") < 0)
+        return -1;
+    busy(m, "all-gather", g);
+    rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs,
+                        mpi_type(t), mc);
+    free(counts);
+    free(displs);
+    return failed(m, rc, "all-gather", g);
+}
+
 static int
 mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root,
               enum comm_group g)
@@ -360,6 +429,8 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.all_reduce_sum = mpi_all_reduce;
     m->base.reduce_scatter_sum = mpi_reduce_scatter;
     m->base.all_gather = mpi_all_gather;
+    m->base.reduce_scatter_ranges = mpi_reduce_scatter_ranges;
+    m->base.all_gather_ranges = mpi_all_gather_ranges;
     m->base.broadcast = mpi_broadcast;
     m->base.send = mpi_send;
     m->base.recv = mpi_recv;

@@ -346,7 +346,12 @@ struct run {
     struct loader train, valid;
     int accumulate; /* micro-batches per step on each rank */
     int gbs;
-    int dp, dp_rank; /* the data-parallel degree and this rank's place */
+    int dp, dp_rank; /* the data-parallel group: size, this rank's place */
+    int sh, sh_rank; /* the sharding group */
+    /* The dp x sharding ranks that read different samples, and this
+     * rank's place among them (sharding ranks are data parallel too). */
+    int replicas, replica;
+    size_t *shard_off; /* sh + 1 bounds: sharding rank k steps [k, k+1) */
     struct train_state st;
     char *args_json;
     FILE *jsonl;
@@ -365,7 +370,8 @@ struct run {
 static uint64_t
 micro_seed(const struct run *r, int64_t step, int micro)
 {
-    uint64_t global = (uint64_t)micro * (uint64_t)r->dp + (uint64_t)r->dp_rank;
+    uint64_t global =
+        (uint64_t)micro * (uint64_t)r->replicas + (uint64_t)r->replica;
 
     return ops_splitmix64((uint64_t)r->a.seed ^
                           ops_splitmix64(((uint64_t)step << 16) | global));
@@ -492,10 +498,14 @@ setup_comm(struct run *r)
         usage_error("--sharding_stage must be 1, 2 or 3");
     if (a->comm_timeout < 0)
         usage_error("--comm_timeout must not be negative");
-    if (a->tp > 1 || a->pp > 1 || a->sharding_degree > 1)
-        usage_error("--tp %d, --pp %d, --sharding_degree %d: only data "
-                    "parallelism (--dp) is implemented so far",
-                    a->tp, a->pp, a->sharding_degree);
+    if (a->tp > 1 || a->pp > 1)
+        usage_error("--tp %d, --pp %d: only data parallelism (--dp) and "
+                    "sharding stage 1 are implemented so far",
+                    a->tp, a->pp);
+    if (a->sharding_degree > 1 && a->sharding_stage > 1)
+        usage_error("--sharding_stage %d: only stage 1 (the optimizer "
+                    "state) is implemented so far",
+                    a->sharding_stage);
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -513,6 +523,10 @@ setup_comm(struct run *r)
     g_world = r->comm->world;
     r->dp = r->comm->group_size(r->comm, COMM_DP);
     r->dp_rank = r->comm->group_rank(r->comm, COMM_DP);
+    r->sh = r->comm->group_size(r->comm, COMM_SHARDING);
+    r->sh_rank = r->comm->group_rank(r->comm, COMM_SHARDING);
+    r->replicas = r->dp * r->sh;
+    r->replica = r->sh_rank + r->sh * r->dp_rank;
 }
 
 static void
@@ -538,12 +552,12 @@ setup(struct run *r)
     if (a->max_seq_len < 4 || a->eval_iters < 0)
         usage_error("max_seq_len must be at least 4, eval_iters not negative");
     r->gbs = a->global_batch_size ? a->global_batch_size
-                                  : a->micro_batch_size * r->dp;
-    if (r->gbs % (a->micro_batch_size * r->dp))
+                                  : a->micro_batch_size * r->replicas;
+    if (r->gbs % (a->micro_batch_size * r->replicas))
         usage_error("global_batch_size %d is not a multiple of "
-                    "micro_batch_size %d x dp %d",
-                    r->gbs, a->micro_batch_size, r->dp);
-    r->accumulate = r->gbs / (a->micro_batch_size * r->dp);
+                    "micro_batch_size %d x dp %d x sharding %d",
+                    r->gbs, a->micro_batch_size, r->dp, r->sh);
+    r->accumulate = r->gbs / (a->micro_batch_size * r->replicas);
     if (strcmp(a->device, "cuda") == 0)
         fatal("--device cuda: this build has no CUDA backend yet");
     if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
@@ -572,8 +586,22 @@ setup(struct run *r)
                      r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0, err,
                      sizeof(err)) < 0)
         fatal("%s", err);
-    if (optim_create(&r->opt, op, model_table(r->m)) < 0)
-        fatal("out of memory for the optimizer");
+    {
+        /* Sharding: rank k of the group owns [off[k], off[k+1]) of the
+         * flat buffers, cut anywhere (no tensor needs to divide). */
+        size_t n = model_table(r->m)->total;
+
+        r->shard_off = calloc((size_t)r->sh + 1, sizeof(*r->shard_off));
+        if (r->shard_off == NULL)
+            fatal("out of memory");
+        for (int k = 0; k <= r->sh; k++)
+            r->shard_off[k] = n / (size_t)r->sh * (size_t)k +
+                              n % (size_t)r->sh * (size_t)k / (size_t)r->sh;
+        if (optim_create_range(&r->opt, op, model_table(r->m),
+                               r->shard_off[r->sh_rank],
+                               r->shard_off[r->sh_rank + 1]) < 0)
+            fatal("out of memory for the optimizer");
+    }
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
                  : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
                  : r->cfg.type == MODEL_GPT                 ? LR_COSINE
@@ -590,6 +618,42 @@ setup(struct run *r)
     r->peak_gflops = a->peak_gflops > 0 ? a->peak_gflops : measure_gflops(op);
 }
 
+/* Sharding: a whole-table optimizer holding every rank's moments, for
+ * saving (the transient price: the full moments on every rank). */
+static void
+gather_moments(struct run *r, struct optimizer *full)
+{
+    const struct ops *op = model_ops(r->m);
+    size_t lo = r->opt.lo, n = r->opt.hi - r->opt.lo;
+
+    if (optim_create(full, op, model_table(r->m)) < 0)
+        fatal("out of memory gathering the optimizer state");
+    full->t = r->opt.t;
+    op->zero(full->m + lo, n * sizeof(float));
+    op->zero(full->v + lo, n * sizeof(float));
+    op->accumulate(full->m + lo, r->opt.m, n);
+    op->accumulate(full->v + lo, r->opt.v, n);
+    if (r->comm->all_gather_ranges(r->comm, full->m, r->shard_off, COMM_F32,
+                                   COMM_SHARDING) < 0 ||
+        r->comm->all_gather_ranges(r->comm, full->v, r->shard_off, COMM_F32,
+                                   COMM_SHARDING) < 0)
+        fatal("gathering the optimizer state: %s", r->comm->error);
+}
+
+/* Sharding: keep this rank's range of a whole-table optimizer. */
+static void
+take_moments(struct run *r, const struct optimizer *full)
+{
+    const struct ops *op = model_ops(r->m);
+    size_t lo = r->opt.lo, n = r->opt.hi - r->opt.lo;
+
+    op->zero(r->opt.m, n * sizeof(float));
+    op->zero(r->opt.v, n * sizeof(float));
+    op->accumulate(r->opt.m, full->m + lo, n);
+    op->accumulate(r->opt.v, full->v + lo, n);
+    r->opt.t = full->t;
+}
+
 static void
 load_or_init(struct run *r)
 {
@@ -603,8 +667,19 @@ load_or_init(struct run *r)
     if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
         fatal("out of memory");
     if (ckpt_exists(last)) {
-        if (ckpt_load(last, r->m, &r->opt, &r->st, err, sizeof(err)) < 0)
+        struct optimizer full, *o = &r->opt;
+
+        if (r->sh > 1) { /* read every moment, keep this rank's range */
+            if (optim_create(&full, model_ops(r->m), model_table(r->m)) < 0)
+                fatal("out of memory reading the optimizer state");
+            o = &full;
+        }
+        if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0)
             fatal("cannot resume from %s: %s", last, err);
+        if (o == &full) {
+            take_moments(r, &full);
+            optim_release(&full);
+        }
         if (r->st.global_batch_size != r->gbs)
             fatal("%s was written with global_batch_size %lld; this run has "
                   "%d",
@@ -650,17 +725,27 @@ static void
 save(struct run *r, const char *name, int keep_backup)
 {
     char *dir, err[1024];
+    struct optimizer full;
+    const struct optimizer *o = &r->opt;
 
-    if (r->comm->rank != 0)
-        return; /* the weights and moments are the same on every rank */
-    if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
-        fatal("out of memory");
-    if (ckpt_save(dir, r->m, &r->opt, &r->st, r->args_json, r->vocab_path,
-                  keep_backup, err, sizeof(err)) < 0)
-        fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
-              dir, err);
-    log_info("saved %s", dir);
-    free(dir);
+    /* Checkpoints hold every moment (global coordinates), so a sharded
+     * run gathers them first; all ranks take part. */
+    if (r->sh > 1) {
+        gather_moments(r, &full);
+        o = &full;
+    }
+    if (r->comm->rank == 0) { /* the same weights and moments everywhere */
+        if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
+            fatal("out of memory");
+        if (ckpt_save(dir, r->m, o, &r->st, r->args_json, r->vocab_path,
+                      keep_backup, err, sizeof(err)) < 0)
+            fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
+                  dir, err);
+        log_info("saved %s", dir);
+        free(dir);
+    }
+    if (o == &full)
+        optim_release(&full);
 }
 
 static void
@@ -670,6 +755,17 @@ check_loss(int64_t step, const struct losses *L, const char *what)
         fatal("global step %lld: %s loss is %f; stopping (lower --max_lr, "
               "set --grad_clip, or check the data)",
               (long long)step, what, L->loss);
+}
+
+/* Sum x[0..n) over every replica (the data-parallel and sharding ranks). */
+static void
+replicas_sum(struct run *r, double *x, size_t n, int64_t step)
+{
+    if ((r->dp > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_DP) < 0) ||
+        (r->sh > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0))
+        fatal("global step %lld: %s", (long long)step, r->comm->error);
 }
 
 /* Evaluate `iters` micro-batches of a split on each rank, continuing its
@@ -698,8 +794,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
     }
     sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
     sums[3] = n;
-    if (r->comm->all_reduce_sum(r->comm, sums, 4, COMM_F64, COMM_DP) < 0)
-        fatal("%s: %s", name, r->comm->error);
+    replicas_sum(r, sums, 4, r->st.global_step);
     sum.loss = sums[0], sum.lm_loss = sums[1], sum.sop_loss = sums[2];
     n = (int)sums[3];
     if (n == 0) {
@@ -721,6 +816,27 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
                 sum.lm_loss / n, sum.sop_loss / n);
         fflush(r->jsonl);
     }
+}
+
+/* The mean of the replicas' gradients, where the optimizer needs it: the
+ * whole buffer on every data-parallel rank; with sharding, each rank's own
+ * range only (reduce-scattered over the sharding group, then all-reduced
+ * over the data-parallel group). */
+static void
+reduce_grads(struct run *r, int64_t step)
+{
+    float *g = model_grads(r->m);
+    size_t lo = r->opt.lo, n = r->opt.hi - r->opt.lo;
+
+    if (r->replicas == 1)
+        return;
+    if (r->sh > 1 && r->comm->reduce_scatter_ranges(
+                         r->comm, g, r->shard_off, COMM_F32, COMM_SHARDING) < 0)
+        fatal("global step %lld: %s", (long long)step, r->comm->error);
+    if (r->dp > 1 &&
+        r->comm->all_reduce_sum(r->comm, g + lo, n, COMM_F32, COMM_DP) < 0)
+        fatal("global step %lld: %s", (long long)step, r->comm->error);
+    model_ops(r->m)->scale(g + lo, n, 1.0f / (float)r->replicas);
 }
 
 static void
@@ -766,20 +882,24 @@ train_loop(struct run *r)
         if (r->stall_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             for (;;)
                 pause(); /* a hung rank, for the watchdog tests */
-        /* Data parallel: the mean of the ranks' gradients. */
-        if (r->comm->group_size(r->comm, COMM_DP) > 1) {
-            size_t n = model_table(r->m)->total;
-            int dp = r->comm->group_size(r->comm, COMM_DP);
+        reduce_grads(r, step);
+        {
+            /* The global norm: each sharding rank has its range. */
+            double ss = optim_grad_sumsq(&r->opt, model_grads(r->m));
 
-            if (r->comm->all_reduce_sum(r->comm, model_grads(r->m), n, COMM_F32,
-                                        COMM_DP) < 0)
+            if (r->sh > 1 && r->comm->all_reduce_sum(r->comm, &ss, 1, COMM_F64,
+                                                     COMM_SHARDING) < 0)
                 fatal("global step %lld: %s", (long long)step, r->comm->error);
-            model_ops(r->m)->scale(model_grads(r->m), n, 1.0f / (float)dp);
+            norm = sqrt(ss);
         }
-        if (optim_step(&r->opt, model_params(r->m), model_grads(r->m), lr,
-                       &r->adam, &norm) < 0)
+        if (optim_apply(&r->opt, model_params(r->m), model_grads(r->m), lr,
+                        &r->adam, norm) < 0)
             fatal("global step %lld: the gradient norm is %f; stopping",
                   (long long)step, norm);
+        if (r->sh > 1 && r->comm->all_gather_ranges(r->comm, model_params(r->m),
+                                                    r->shard_off, COMM_F32,
+                                                    COMM_SHARDING) < 0)
+            fatal("global step %lld: %s", (long long)step, r->comm->error);
         r->st.global_step = step;
         r->st.optimizer_step = r->opt.t;
         r->st.consumed_samples = r->train.pos.consumed_samples;
@@ -790,15 +910,12 @@ train_loop(struct run *r)
         if (step % a->logging_freq == 0) {
             double dt = now() - t_log, n = (double)logged * r->accumulate;
             double sums[3] = { acc.loss, acc.lm_loss, acc.sop_loss };
-            int dp = r->comm->group_size(r->comm, COMM_DP);
 
-            /* The losses averaged over the data-parallel ranks. */
-            if (r->comm->all_reduce_sum(r->comm, sums, 3, COMM_F64, COMM_DP) <
-                0)
-                fatal("global step %lld: %s", (long long)step, r->comm->error);
-            acc.loss = sums[0] / dp;
-            acc.lm_loss = sums[1] / dp;
-            acc.sop_loss = sums[2] / dp;
+            /* The losses averaged over the replicas. */
+            replicas_sum(r, sums, 3, step);
+            acc.loss = sums[0] / r->replicas;
+            acc.lm_loss = sums[1] / r->replicas;
+            acc.sop_loss = sums[2] / r->replicas;
             double speed = logged / dt, ips = speed * r->gbs;
             double tps = ips * a->max_seq_len;
             double mfu = r->flops / dt / (r->peak_gflops * 1e9);
@@ -857,8 +974,8 @@ train_loop(struct run *r)
 
         loader_init(&test, r->corpus, DS_SPLIT_TEST, r->cfg.type,
                     a->micro_batch_size, a->max_seq_len, max_masked(a));
-        test.dp_rank = (uint32_t)r->dp_rank;
-        test.dp_world = (uint32_t)r->dp;
+        test.dp_rank = (uint32_t)r->replica;
+        test.dp_world = (uint32_t)r->replicas;
         evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate);
         loader_release(&test);
     }
@@ -895,26 +1012,29 @@ main(int argc, char **argv)
              model_activation_bytes(r.m) / 1e6, r.accumulate,
              model_ops(r.m)->name, r.peak_gflops,
              r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
-    log_info("ranks: %d (%s); data parallel %d, this rank's slice %d", g_world,
-             r.comm->name, r.dp, r.dp_rank);
+    log_info("ranks: %d (%s); data parallel %d x sharding %d (stage %d), "
+             "this rank's data slice %d",
+             g_world, r.comm->name, r.dp, r.sh, r.a.sharding_stage, r.replica);
     {
-        /* fp32 parameters and gradients, AdamW's two moments. */
+        /* fp32 parameters and gradients, AdamW's two moments (of this
+         * rank's range when sharded). */
         double p = (double)model_table(r.m)->total * sizeof(float) / 1e6;
+        double o = 2.0 * (double)(r.opt.hi - r.opt.lo) * sizeof(float) / 1e6;
 
         log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
                  "optimizer %.1f MB, activations %.1f MB",
-                 p, p, 2 * p, model_activation_bytes(r.m) / 1e6);
+                 p, p, o, model_activation_bytes(r.m) / 1e6);
     }
     open_data(&r);
     load_or_init(&r);
     loader_init(&r.train, r.corpus, DS_SPLIT_TRAIN, r.cfg.type,
                 r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
-    r.train.dp_rank = (uint32_t)r.dp_rank;
-    r.train.dp_world = (uint32_t)r.dp;
+    r.train.dp_rank = (uint32_t)r.replica;
+    r.train.dp_world = (uint32_t)r.replicas;
     loader_init(&r.valid, r.corpus, DS_SPLIT_VALID, r.cfg.type,
                 r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
-    r.valid.dp_rank = (uint32_t)r.dp_rank;
-    r.valid.dp_world = (uint32_t)r.dp;
+    r.valid.dp_rank = (uint32_t)r.replica;
+    r.valid.dp_world = (uint32_t)r.replicas;
     if (asprintf(&log_path, "%s/train_log.jsonl", r.a.output_dir) < 0)
         fatal("out of memory");
     if (g_rank == 0) { /* the log of the run, as rank 0 sees it */
@@ -934,6 +1054,7 @@ main(int argc, char **argv)
     free(r.args_json);
     free(r.vocab_path);
     free(r.config_path);
+    free(r.shard_off);
     args_release(&r.a);
     r.comm->destroy(r.comm);
     return 0;

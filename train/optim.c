@@ -23,19 +23,31 @@ lr_at(const struct lr_params *p, int64_t step)
 }
 
 int
-optim_create(struct optimizer *o, const struct ops *ops,
-             const struct param_table *table)
+optim_create_range(struct optimizer *o, const struct ops *ops,
+                   const struct param_table *table, size_t lo, size_t hi)
 {
+    size_t n = hi - lo;
+
     o->ops = ops;
     o->table = table;
+    o->lo = lo;
+    o->hi = hi;
     o->t = 0;
-    o->m = ops->alloc(table->total * sizeof(float));
-    o->v = ops->alloc(table->total * sizeof(float));
+    /* (An empty range still gets a buffer: alloc(0) may return NULL.) */
+    o->m = ops->alloc((n ? n : 1) * sizeof(float));
+    o->v = ops->alloc((n ? n : 1) * sizeof(float));
     if (o->m == NULL || o->v == NULL) {
         optim_release(o);
         return -1;
     }
     return 0;
+}
+
+int
+optim_create(struct optimizer *o, const struct ops *ops,
+             const struct param_table *table)
+{
+    return optim_create_range(o, ops, table, 0, table->total);
 }
 
 void
@@ -48,28 +60,42 @@ optim_release(struct optimizer *o)
     o->m = o->v = NULL;
 }
 
+/* The part of tensor t inside the owned range: [*a, *b), false if none. */
+static int
+owned_part(const struct optimizer *o, const struct param_tensor *t, size_t *a,
+           size_t *b)
+{
+    *a = t->offset > o->lo ? t->offset : o->lo;
+    *b = t->offset + t->numel < o->hi ? t->offset + t->numel : o->hi;
+    return *a < *b;
+}
+
 double
-optim_grad_norm(const struct optimizer *o, const float *grads)
+optim_grad_sumsq(const struct optimizer *o, const float *grads)
 {
     double s = 0;
 
     for (size_t i = 0; i < o->table->n; i++) {
-        const struct param_tensor *t = &o->table->t[i];
+        size_t a, b;
 
-        s += o->ops->sumsq(grads + t->offset, t->numel);
+        if (owned_part(o, &o->table->t[i], &a, &b))
+            s += o->ops->sumsq(grads + a, b - a);
     }
-    return sqrt(s);
+    return s;
+}
+
+double
+optim_grad_norm(const struct optimizer *o, const float *grads)
+{
+    return sqrt(optim_grad_sumsq(o, grads));
 }
 
 int
-optim_step(struct optimizer *o, float *params, const float *grads, double lr,
-           const struct adamw_params *p, double *norm_out)
+optim_apply(struct optimizer *o, float *params, const float *grads, double lr,
+            const struct adamw_params *p, double norm)
 {
-    double norm = optim_grad_norm(o, grads);
     float scale = 1.0f;
 
-    if (norm_out)
-        *norm_out = norm;
     if (!isfinite(norm))
         return -1;
     if (p->grad_clip > 0)
@@ -77,12 +103,25 @@ optim_step(struct optimizer *o, float *params, const float *grads, double lr,
     o->t++;
     for (size_t i = 0; i < o->table->n; i++) {
         const struct param_tensor *t = &o->table->t[i];
+        size_t a, b;
 
-        o->ops->adamw(params + t->offset, grads + t->offset, o->m + t->offset,
-                      o->v + t->offset, t->numel, (float)lr, (float)p->beta1,
-                      (float)p->beta2, (float)p->eps,
-                      t->decay ? (float)p->weight_decay : 0.0f, scale,
-                      (int)o->t);
+        if (!owned_part(o, t, &a, &b))
+            continue;
+        o->ops->adamw(
+            params + a, grads + a, o->m + (a - o->lo), o->v + (a - o->lo),
+            b - a, (float)lr, (float)p->beta1, (float)p->beta2, (float)p->eps,
+            t->decay ? (float)p->weight_decay : 0.0f, scale, (int)o->t);
     }
     return 0;
+}
+
+int
+optim_step(struct optimizer *o, float *params, const float *grads, double lr,
+           const struct adamw_params *p, double *norm_out)
+{
+    double norm = optim_grad_norm(o, grads);
+
+    if (norm_out)
+        *norm_out = norm;
+    return optim_apply(o, params, grads, lr, p, norm);
 }

@@ -40,18 +40,35 @@ struct adamw_params {
 struct optimizer {
     const struct ops *ops;
     const struct param_table *table;
-    float *m, *v; /* moments, backend memory, table->total floats each */
-    int64_t t;    /* steps taken */
+    size_t lo, hi; /* the range of the flat buffers it owns (sharding) */
+    float *m, *v;  /* moments of lo..hi-1, backend memory */
+    int64_t t;     /* steps taken */
 };
 
-/* optim_create: zeroed moments for table.  Returns 0 or -1 (no memory). */
+/* optim_create: zeroed moments for the whole table.  Returns 0 or -1 (no
+ * memory). */
 int optim_create(struct optimizer *o, const struct ops *ops,
                  const struct param_table *table);
+/* optim_create_range: moments for elements lo..hi-1 of the flat buffers
+ * only (sharding: each rank steps its own range; ranges cut tensors
+ * anywhere). */
+int optim_create_range(struct optimizer *o, const struct ops *ops,
+                       const struct param_table *table, size_t lo, size_t hi);
 void optim_release(struct optimizer *o);
 
-/* optim_grad_norm: the global L2 norm of grads (sum of squares per tensor
- * in double, in table order). */
+/* optim_grad_sumsq: the sum of squares of the owned range of grads, per
+ * tensor (the parts of tensors) in double, in table order. */
+double optim_grad_sumsq(const struct optimizer *o, const float *grads);
+
+/* optim_grad_norm: sqrt(optim_grad_sumsq()): the global L2 norm when the
+ * optimizer owns the whole table. */
 double optim_grad_norm(const struct optimizer *o, const float *grads);
+
+/* optim_apply: optim_step()'s update of the owned range, given the global
+ * gradient norm (summed over every range).  Returns -1 if norm is not
+ * finite (nothing is updated then). */
+int optim_apply(struct optimizer *o, float *params, const float *grads,
+                double lr, const struct adamw_params *p, double norm);
 
 /* optim_step: one AdamW step at learning rate lr: clip (if grad_clip > 0:
  * grads scaled by grad_clip / max(norm, grad_clip)), decay only tensors
