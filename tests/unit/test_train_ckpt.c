@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,8 +656,72 @@ test_ckpt_failed_save(void)
     model_free(m);
 }
 
+/* Sharding's pieces: three optimizers owning ranges that cut tensors
+ * (sizes 1/3 each, an empty one too) step the same bits as one owning the
+ * whole table, given the summed norm; and a ranged optimizer is refused
+ * by the checkpoint writer and reader. */
+static void
+test_optim_ranges(void)
+{
+    struct model *a = tiny_model(MODEL_GPT, 8, 5),
+                 *b = tiny_model(MODEL_GPT, 8, 5);
+    const struct param_table *pt = model_table(a);
+    const struct ops *ops = model_ops(a);
+    struct adamw_params ap = { 0.9, 0.999, 1e-8, 0.01, 0.5 };
+    struct optimizer whole, part[4];
+    size_t n = pt->total,
+           off[5] = { 0, n / 3 + 1, n / 3 + 1, 2 * n / 3 + 7, n };
+    float *g = malloc(n * sizeof(float));
+    char err[256];
+    uint64_t x = 7;
+
+    CHECK(g != NULL);
+    CHECK_EQ_INT(optim_create(&whole, ops, pt), 0);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_INT(optim_create_range(&part[k], ops, pt, off[k], off[k + 1]),
+                     0);
+    for (int step = 0; step < 3; step++) {
+        double ss = 0, norm;
+
+        for (size_t i = 0; i < n; i++)
+            g[i] = (float)((int64_t)(ops_splitmix64(x++) >> 40) - (1 << 23)) *
+                   (1.0f / (1 << 23));
+        ops->upload(model_grads(a), g, n * sizeof(float));
+        ops->upload(model_grads(b), g, n * sizeof(float));
+        CHECK_EQ_INT(optim_step(&whole, model_params(a), model_grads(a), 1e-3,
+                                &ap, &norm),
+                     0);
+        for (int k = 0; k < 4; k++)
+            ss += optim_grad_sumsq(&part[k], model_grads(b));
+        CHECK(fabs(sqrt(ss) - norm) <= 1e-12 * norm);
+        for (int k = 0; k < 4; k++)
+            CHECK_EQ_INT(optim_apply(&part[k], model_params(b), model_grads(b),
+                                     1e-3, &ap, norm),
+                         0);
+    }
+    CHECK(same_buffers(ops, model_params(a), model_params(b), n));
+    for (int k = 0; k < 4; k++)
+        CHECK(same_buffers(ops, whole.m + off[k], part[k].m,
+                           off[k + 1] - off[k]));
+    {
+        struct train_state st = state0;
+
+        CHECK_EQ_INT(ckpt_save(path_of(test_dir("ranged"), "ck"), b, &part[1],
+                               &st, NULL, NULL, 0, err, sizeof(err)),
+                     -1);
+        CHECK(strstr(err, "range") != NULL);
+    }
+    for (int k = 0; k < 4; k++)
+        optim_release(&part[k]);
+    optim_release(&whole);
+    free(g);
+    model_free(a);
+    model_free(b);
+}
+
 TESTS(test_train_ckpt, TEST(test_ckpt_roundtrip_ernie),
       TEST(test_ckpt_roundtrip_gpt), TEST(test_ckpt_keep_backup),
       TEST(test_ckpt_exists), TEST(test_ckpt_truncated_files),
       TEST(test_ckpt_tensor_mismatch), TEST(test_ckpt_config_mismatch),
-      TEST(test_ckpt_corrupt_state), TEST(test_ckpt_failed_save))
+      TEST(test_ckpt_corrupt_state), TEST(test_ckpt_failed_save),
+      TEST(test_optim_ranges))
