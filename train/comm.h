@@ -36,6 +36,11 @@ struct comm {
     const char *name; /* "single" */
     int rank, world;  /* in COMM_WORLD */
     char error[256];
+    /* Bytes this rank sent, per group, as the ring algorithms send them
+     * (what NCCL's tests call bus bytes): all-reduce 2 (n-1)/n x S,
+     * reduce-scatter and all-gather (n-1)/n x S (S the whole buffer),
+     * broadcast and send S; the caller resets them when it likes. */
+    double sent[COMM_N_GROUPS];
 
     /* The size of a group and this rank's place in it. */
     int (*group_size)(const struct comm *c, enum comm_group g);
@@ -71,6 +76,13 @@ struct comm {
 
 /* The element size of a comm_dtype. */
 size_t comm_dtype_size(enum comm_dtype t);
+
+/* The bytes a ring algorithm sends per rank for a collective of S bytes
+ * over n ranks ("all-reduce", "reduce-scatter", "all-gather"). */
+double comm_ring_bytes(const char *what, double S, int n);
+
+/* The sum of c->sent over every group. */
+double comm_sent_total(const struct comm *c);
 
 /* comm_single: one rank; every group is {0}; collectives copy or do
  * nothing; send/recv to anyone is an error (no peer). */

@@ -159,6 +159,8 @@ mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
     if (mc == MPI_COMM_NULL)
         return -1;
     busy(m, "all-reduce", g);
+    m->base.sent[g] +=
+        comm_ring_bytes("all-reduce", (double)(n * es), m->size[g]);
     for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += PIECE) {
         size_t k = n - off < PIECE ? n - off : PIECE;
 
@@ -190,6 +192,9 @@ mpi_reduce_scatter(struct comm *c, void *out, const void *in, size_t n,
     if (n > INT_MAX)
         return too_big(m, "reduce-scatter", n);
     busy(m, "reduce-scatter", g);
+    m->base.sent[g] += comm_ring_bytes(
+        "reduce-scatter", (double)(n * comm_dtype_size(t)) * m->size[g],
+        m->size[g]);
     return failed(
         m, MPI_Reduce_scatter_block(in, out, (int)n, mpi_type(t), MPI_SUM, mc),
         "reduce-scatter", g);
@@ -207,6 +212,9 @@ mpi_all_gather(struct comm *c, void *out, const void *in, size_t n,
     if (n > INT_MAX)
         return too_big(m, "all-gather", n);
     busy(m, "all-gather", g);
+    m->base.sent[g] += comm_ring_bytes(
+        "all-gather", (double)(n * comm_dtype_size(t)) * m->size[g],
+        m->size[g]);
     return failed(m,
                   MPI_Allgather(in == out ? MPI_IN_PLACE : in, (int)n,
                                 mpi_type(t), out, (int)n, mpi_type(t), mc),
@@ -252,6 +260,8 @@ mpi_reduce_scatter_ranges(struct comm *c, void *buf, const size_t *off,
                                             &displs, "reduce-scatter") < 0)
         return -1;
     busy(m, "reduce-scatter", g);
+    m->base.sent[g] += comm_ring_bytes(
+        "reduce-scatter", (double)(off[m->size[g]] * es), m->size[g]);
     /* In place, MPI leaves this rank's sum at the start of buf. */
     rc =
         MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, mpi_type(t), MPI_SUM, mc);
@@ -275,6 +285,9 @@ mpi_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
         range_counts(m, off, m->size[g], &counts, &displs, "all-gather") < 0)
         return -1;
     busy(m, "all-gather", g);
+    m->base.sent[g] += comm_ring_bytes(
+        "all-gather", (double)(off[m->size[g]] * comm_dtype_size(t)),
+        m->size[g]);
     rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs,
                         mpi_type(t), mc);
     free(counts);
@@ -293,6 +306,7 @@ mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root,
     if (mc == MPI_COMM_NULL)
         return -1;
     busy(m, "broadcast", g);
+    m->base.sent[g] += m->coord[g] == root ? (double)bytes : 0;
     for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += PIECE) {
         size_t k = bytes - off < PIECE ? bytes - off : PIECE;
 
@@ -312,6 +326,7 @@ mpi_send(struct comm *c, const void *buf, size_t bytes, int peer,
     if (mc == MPI_COMM_NULL)
         return -1;
     busy(m, "send", g);
+    m->base.sent[g] += (double)bytes;
     for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += PIECE) {
         size_t k = bytes - off < PIECE ? bytes - off : PIECE;
 

@@ -15,6 +15,26 @@ comm_dtype_size(enum comm_dtype t)
     return t == COMM_F32 ? 4 : 8;
 }
 
+double
+comm_ring_bytes(const char *what, double S, int n)
+{
+    if (n <= 1)
+        return 0;
+    if (strcmp(what, "all-reduce") == 0)
+        return 2.0 * (n - 1) / n * S;
+    return (double)(n - 1) / n * S; /* reduce-scatter, all-gather */
+}
+
+double
+comm_sent_total(const struct comm *c)
+{
+    double s = 0;
+
+    for (int g = 0; g < COMM_N_GROUPS; g++)
+        s += c->sent[g];
+    return s;
+}
+
 static int
 single_group_size(const struct comm *c, enum comm_group g)
 {

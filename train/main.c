@@ -844,7 +844,8 @@ train_loop(struct run *r)
 {
     const struct train_args *a = &r->a;
     struct losses acc = { 0, 0, 0 };
-    double t_log = now(), norm = 0;
+    double t_log = now(), norm = 0, comm_sent = 0;
+    int first_step = 1;
     int logged = 0;
     char err[1024];
 
@@ -882,6 +883,7 @@ train_loop(struct run *r)
         if (r->stall_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             for (;;)
                 pause(); /* a hung rank, for the watchdog tests */
+        comm_sent = comm_sent_total(r->comm);
         reduce_grads(r, step);
         {
             /* The global norm: each sharding rank has its range. */
@@ -900,6 +902,14 @@ train_loop(struct run *r)
                                                     r->shard_off, COMM_F32,
                                                     COMM_SHARDING) < 0)
             fatal("global step %lld: %s", (long long)step, r->comm->error);
+        /* What the step sent for the gradients and the update, per rank
+         * (ring-algorithm bytes: docs/parallel.md's formulas). */
+        comm_sent = comm_sent_total(r->comm) - comm_sent;
+        if (first_step) {
+            log_info("communication per step: %.3f MB sent per rank",
+                     comm_sent / 1e6);
+            first_step = 0;
+        }
         r->st.global_step = step;
         r->st.optimizer_step = r->opt.t;
         r->st.consumed_samples = r->train.pos.consumed_samples;
@@ -941,10 +951,10 @@ train_loop(struct run *r)
                         "\"learning_rate\": %.9g, \"steps_per_second\": %.6g, "
                         "\"samples_per_second\": %.6g, \"tokens_per_second\": "
                         "%.6g, \"mfu\": %.6g, \"grad_norm\": %.9g, "
-                        "\"consumed_samples\": %llu}\n",
+                        "\"consumed_samples\": %llu, \"comm_bytes\": %.17g}\n",
                         (long long)step, acc.loss / n, acc.lm_loss / n,
                         acc.sop_loss / n, lr, speed, ips, tps, mfu, norm,
-                        (unsigned long long)r->st.consumed_samples);
+                        (unsigned long long)r->st.consumed_samples, comm_sent);
                 fflush(r->jsonl);
             }
             memset(&acc, 0, sizeof(acc));
