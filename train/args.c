@@ -83,6 +83,8 @@ static const struct spec specs[] = {
     I(sharding_degree, "1", "sharding (ZeRO) degree"),
     I(sharding_stage, "1", "sharding stage: 1, 2 or 3"),
     D(comm_timeout, "600", "seconds a collective may wait (0: forever)"),
+    B(overlap_grad_reduce, "1",
+      "data parallel: all-reduce each layer's gradients during backward"),
 };
 #define N_SPECS (sizeof(specs) / sizeof(*specs))
 

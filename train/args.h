@@ -40,7 +40,8 @@ struct train_args {
     char *cache_dir;    /* index caches; NULL: beside the data */
     /* The parallel layout (docs/parallel.md). */
     int tp, pp, dp, sharding_degree, sharding_stage; /* dp 0: the rest */
-    double comm_timeout; /* seconds a collective may wait; 0: forever */
+    double comm_timeout;     /* seconds a collective may wait; 0: forever */
+    int overlap_grad_reduce; /* data parallel: reduce layers during backward */
 };
 
 /* args_parse: defaults, then --config FILE (anywhere on the line), then the

@@ -48,6 +48,13 @@ struct comm {
     /* buf[0..n) = the sum over the group's ranks, in place. */
     int (*all_reduce_sum)(struct comm *c, void *buf, size_t n,
                           enum comm_dtype t, enum comm_group g);
+    /* Nonblocking all-reduce: the sum lands in buf[0..n) once wait_all()
+     * returns; buf must not be touched before.  test_all() lets the
+     * started ones progress (MPI moves them only inside its calls). */
+    int (*all_reduce_sum_start)(struct comm *c, void *buf, size_t n,
+                                enum comm_dtype t, enum comm_group g);
+    int (*test_all)(struct comm *c);
+    int (*wait_all)(struct comm *c);
     /* out[0..n) = this rank's slice of the sum of in[0..n*size). */
     int (*reduce_scatter_sum)(struct comm *c, void *out, const void *in,
                               size_t n, enum comm_dtype t, enum comm_group g);

@@ -42,6 +42,10 @@ struct comm_mpi {
     _Atomic int busy_group;
     pthread_t watchdog;
     _Atomic int stop;
+    /* Started nonblocking collectives, and the group of the first. */
+    MPI_Request *req;
+    size_t n_req, cap_req;
+    enum comm_group req_group;
 };
 
 static const char *const group_names[COMM_N_GROUPS] = {
@@ -168,6 +172,71 @@ mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
                            mpi_type(t), MPI_SUM, mc);
     }
     return failed(m, rc, "all-reduce", g);
+}
+
+static int
+mpi_all_reduce_start(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+                     enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "all-reduce");
+    size_t es = comm_dtype_size(t);
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    if (m->n_req == 0)
+        m->req_group = g;
+    m->base.sent[g] +=
+        comm_ring_bytes("all-reduce", (double)(n * es), m->size[g]);
+    for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = n - off < PIECE ? n - off : PIECE;
+
+        if (m->n_req == m->cap_req) {
+            size_t cap = m->cap_req ? 2 * m->cap_req : 64;
+            MPI_Request *r = realloc(m->req, cap * sizeof(*r));
+
+            if (r == NULL) {
+                snprintf(m->base.error, sizeof(m->base.error),
+                         "all-reduce: out of memory");
+                return -1;
+            }
+            m->req = r;
+            m->cap_req = cap;
+        }
+        rc = MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + off * es, (int)k,
+                            mpi_type(t), MPI_SUM, mc, &m->req[m->n_req]);
+        if (rc == MPI_SUCCESS)
+            m->n_req++;
+    }
+    return failed(m, rc, "all-reduce", g);
+}
+
+static int
+mpi_test_all(struct comm *c)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    int done;
+
+    if (m->n_req == 0)
+        return 0;
+    return failed(
+        m, MPI_Testall((int)m->n_req, m->req, &done, MPI_STATUSES_IGNORE),
+        "all-reduce", m->req_group);
+}
+
+static int
+mpi_wait_all(struct comm *c)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    int rc;
+
+    if (m->n_req == 0)
+        return 0;
+    busy(m, "all-reduce (overlapped)", m->req_group);
+    rc = MPI_Waitall((int)m->n_req, m->req, MPI_STATUSES_IGNORE);
+    m->n_req = 0;
+    return failed(m, rc, "all-reduce", m->req_group);
 }
 
 static int
@@ -381,6 +450,7 @@ mpi_destroy(struct comm *c)
         if (m->group[g] != MPI_COMM_NULL)
             MPI_Comm_free(&m->group[g]);
     MPI_Finalize();
+    free(m->req);
     free(m);
 }
 
@@ -442,6 +512,9 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.group_size = mpi_group_size;
     m->base.group_rank = mpi_group_rank;
     m->base.all_reduce_sum = mpi_all_reduce;
+    m->base.all_reduce_sum_start = mpi_all_reduce_start;
+    m->base.test_all = mpi_test_all;
+    m->base.wait_all = mpi_wait_all;
     m->base.reduce_scatter_sum = mpi_reduce_scatter;
     m->base.all_gather = mpi_all_gather;
     m->base.reduce_scatter_ranges = mpi_reduce_scatter_ranges;

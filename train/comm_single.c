@@ -75,6 +75,13 @@ single_copy(struct comm *c, void *out, const void *in, size_t n,
 }
 
 static int
+single_none(struct comm *c)
+{
+    (void)c;
+    return 0;
+}
+
+static int
 single_ranges(struct comm *c, void *buf, const size_t *off, enum comm_dtype t,
               enum comm_group g)
 {
@@ -150,6 +157,9 @@ static struct comm the_single = {
     .group_size = single_group_size,
     .group_rank = single_group_rank,
     .all_reduce_sum = single_all_reduce,
+    .all_reduce_sum_start = single_all_reduce,
+    .test_all = single_none,
+    .wait_all = single_none,
     .reduce_scatter_sum = single_copy,
     .all_gather = single_copy,
     .reduce_scatter_ranges = single_ranges,

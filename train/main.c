@@ -77,13 +77,17 @@ usage_error(const char *fmt, ...)
 {
     va_list ap;
 
-    /* Every rank checks the same arguments: one message is enough. */
+    /* Every rank checks the same arguments: one message is enough.  The
+     * others wait a moment, so that mpirun (which ends the job at the
+     * first exit) does not stop rank 0 before it has said why. */
     if (g_rank == 0) {
         fprintf(stderr, "train: ");
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputs(" (see train --help)\n", stderr);
+    } else {
+        sleep(2);
     }
     exit(2);
 }
@@ -352,6 +356,10 @@ struct run {
      * rank's place among them (sharding ranks are data parallel too). */
     int replicas, replica;
     size_t *shard_off; /* sh + 1 bounds: sharding rank k steps [k, k+1) */
+    /* Data parallel without sharding: each layer's gradients all-reduced
+     * as soon as the last micro-step's backward finishes them. */
+    int overlap;
+    size_t layers_lo, layers_hi; /* the layers' part of the flat buffers */
     struct train_state st;
     char *args_json;
     FILE *jsonl;
@@ -475,6 +483,8 @@ max_masked(const struct train_args *a)
 
     return (a->micro_batch_size * per + 7) / 8 * 8;
 }
+
+static int layers_contiguous(struct run *r);
 
 /* The ranks: one without mpirun, else MPI with the layout's groups.  Only
  * data parallelism runs so far; the other degrees are refused clearly. */
@@ -602,6 +612,8 @@ setup(struct run *r)
                                r->shard_off[r->sh_rank + 1]) < 0)
             fatal("out of memory for the optimizer");
     }
+    r->overlap = a->overlap_grad_reduce && r->dp > 1 && r->sh == 1 &&
+                 layers_contiguous(r);
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
                  : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
                  : r->cfg.type == MODEL_GPT                 ? LR_COSINE
@@ -818,10 +830,47 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
     }
 }
 
+/* The backward hook of the overlapped reduction: layer l's gradients are
+ * complete, start their all-reduce (one bucket a layer). */
+static void
+layer_grads_ready(void *ctx, int l)
+{
+    struct run *r = ctx;
+    size_t lo, hi;
+
+    model_layer_range(r->m, l, &lo, &hi);
+    if (r->comm->all_reduce_sum_start(r->comm, model_grads(r->m) + lo, hi - lo,
+                                      COMM_F32, COMM_DP) < 0 ||
+        r->comm->test_all(r->comm) < 0)
+        fatal("%s", r->comm->error);
+}
+
+/* Whether the layers' tensors form one contiguous run of the flat buffers,
+ * layer after layer (so the layer buckets and the two ends cover
+ * everything once); sets r->layers_lo/hi. */
+static int
+layers_contiguous(struct run *r)
+{
+    size_t lo, hi, prev_hi = 0;
+
+    for (int l = 0; l < r->cfg.num_layers; l++) {
+        model_layer_range(r->m, l, &lo, &hi);
+        if (l == 0)
+            r->layers_lo = lo;
+        else if (lo != prev_hi)
+            return 0;
+        prev_hi = hi;
+    }
+    r->layers_hi = prev_hi;
+    return r->cfg.num_layers > 0;
+}
+
 /* The mean of the replicas' gradients, where the optimizer needs it: the
  * whole buffer on every data-parallel rank; with sharding, each rank's own
  * range only (reduce-scattered over the sharding group, then all-reduced
- * over the data-parallel group). */
+ * over the data-parallel group).  Overlapped: the layers are on their way
+ * already; the embeddings and heads (the tied word embeddings get their
+ * last gradient at the very end) follow now. */
 static void
 reduce_grads(struct run *r, int64_t step)
 {
@@ -830,6 +879,19 @@ reduce_grads(struct run *r, int64_t step)
 
     if (r->replicas == 1)
         return;
+    if (r->overlap) {
+        size_t total = model_table(r->m)->total;
+
+        if (r->comm->all_reduce_sum_start(r->comm, g, r->layers_lo, COMM_F32,
+                                          COMM_DP) < 0 ||
+            r->comm->all_reduce_sum_start(r->comm, g + r->layers_hi,
+                                          total - r->layers_hi, COMM_F32,
+                                          COMM_DP) < 0 ||
+            r->comm->wait_all(r->comm) < 0)
+            fatal("global step %lld: %s", (long long)step, r->comm->error);
+        model_ops(r->m)->scale(g, total, 1.0f / (float)r->replicas);
+        return;
+    }
     if (r->sh > 1 && r->comm->reduce_scatter_ranges(
                          r->comm, g, r->shard_off, COMM_F32, COMM_SHARDING) < 0)
         fatal("global step %lld: %s", (long long)step, r->comm->error);
@@ -860,6 +922,7 @@ train_loop(struct run *r)
         double lr = lr_at(&r->lr, step);
 
         model_zero_grad(r->m);
+        comm_sent = comm_sent_total(r->comm); /* (overlapped: from here) */
         for (int k = 0; k < r->accumulate; k++) {
             struct forward_opts fo;
             struct batch b;
@@ -874,7 +937,10 @@ train_loop(struct run *r)
             if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
                 fatal("global step %lld: %s", (long long)step, err);
             check_loss(step, &L, "training");
+            if (r->overlap && k == r->accumulate - 1)
+                model_set_layer_hook(r->m, layer_grads_ready, r);
             model_backward(r->m);
+            model_set_layer_hook(r->m, NULL, NULL);
             r->flops += train_flops(&r->cfg, b.B, b.T, b.M);
             acc.loss += L.loss;
             acc.lm_loss += L.lm_loss;
@@ -883,7 +949,6 @@ train_loop(struct run *r)
         if (r->stall_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             for (;;)
                 pause(); /* a hung rank, for the watchdog tests */
-        comm_sent = comm_sent_total(r->comm);
         reduce_grads(r, step);
         {
             /* The global norm: each sharding rank has its range. */

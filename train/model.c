@@ -374,3 +374,30 @@ model_backward(struct model *m)
     else
         model_ernie_backward(m);
 }
+
+void
+model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
+                     void *ctx)
+{
+    m->layer_hook = fn;
+    m->layer_hook_ctx = ctx;
+}
+
+void
+model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
+{
+    *lo = SIZE_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < m->table.n; i++) {
+        const struct param_tensor *t = &m->table.t[i];
+
+        if (t->layer != l)
+            continue;
+        if (t->offset < *lo)
+            *lo = t->offset;
+        if (t->offset + t->numel > *hi)
+            *hi = t->offset + t->numel;
+    }
+    if (*lo > *hi)
+        *lo = *hi = 0;
+}

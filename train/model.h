@@ -88,4 +88,15 @@ void model_backward(struct model *m);
 /* model_zero_grad: zero the gradient buffer. */
 void model_zero_grad(struct model *m);
 
+/* model_set_layer_hook: call fn(ctx, l) in model_backward() as soon as
+ * layer l's gradients are complete (layers last to first), so their
+ * reduction can start while the rest of the backward runs; NULL removes
+ * it. */
+void model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
+                          void *ctx);
+
+/* model_layer_range: the elements [*lo, *hi) of the flat buffers that
+ * layer l's tensors occupy (they are contiguous). */
+void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);
+
 #endif /* TRAIN_MODEL_H */

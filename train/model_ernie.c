@@ -232,6 +232,7 @@ model_ernie_backward(struct model *m)
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, a->r1,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
         model_attention_bwd(m, l, m->g0, m->g0, x, 0);
+        model_layer_done(m, l);
     }
 
     /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */

@@ -135,6 +135,7 @@ model_gpt_backward(struct model *m)
         model_attention_bwd(m, l, m->g0, m->g1, a->ln1, 1);
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, x,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
+        model_layer_done(m, l);
     }
     op->zero(m->g1, n * sizeof(float));
     op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->embedding_dropout),

@@ -77,7 +77,19 @@ struct model {
     /* The batch being processed and the forward's options. */
     int B, T, M;
     struct forward_opts fo;
+
+    /* model_set_layer_hook() */
+    void (*layer_hook)(void *ctx, int layer);
+    void *layer_hook_ctx;
 };
+
+/* Call the layer hook, if any, for layer l. */
+static inline void
+model_layer_done(struct model *m, int l)
+{
+    if (m->layer_hook)
+        m->layer_hook(m->layer_hook_ctx, l);
+}
 
 /* Dropout sites of a layer (or of the embeddings, layer -1), and the seed
  * of one: layer l, site k. */
