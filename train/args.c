@@ -83,6 +83,9 @@ static const struct spec specs[] = {
     I(sharding_degree, "1", "sharding (ZeRO) degree"),
     I(sharding_stage, "1", "sharding stage: 1, 2 or 3"),
     D(comm_timeout, "600", "seconds a collective may wait (0: forever)"),
+    B(use_recompute, "0", "recompute activations in the backward pass"),
+    S(recompute_granularity, "full",
+      "full (whole layers) or core_attn (attention probabilities)"),
     B(overlap_grad_reduce, "1",
       "data parallel: all-reduce each layer's gradients during backward"),
 };

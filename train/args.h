@@ -42,6 +42,8 @@ struct train_args {
     int tp, pp, dp, sharding_degree, sharding_stage; /* dp 0: the rest */
     double comm_timeout;     /* seconds a collective may wait; 0: forever */
     int overlap_grad_reduce; /* data parallel: reduce layers during backward */
+    int use_recompute;
+    char *recompute_granularity; /* full | core_attn */
 };
 
 /* args_parse: defaults, then --config FILE (anywhere on the line), then the

@@ -592,9 +592,17 @@ setup(struct run *r)
               a->max_seq_len, r->cfg.max_position, r->config_path);
 
     op = ops_cpu(a->threads);
-    if (model_create(&r->m, &r->cfg, op, a->micro_batch_size, a->max_seq_len,
-                     r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0, err,
-                     sizeof(err)) < 0)
+    if (strcmp(a->recompute_granularity, "full") &&
+        strcmp(a->recompute_granularity, "core_attn"))
+        usage_error("--recompute_granularity must be full or core_attn");
+    if (model_create_recompute(&r->m, &r->cfg, op, a->micro_batch_size,
+                               a->max_seq_len,
+                               r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
+                               !a->use_recompute ? RECOMPUTE_NONE
+                               : strcmp(a->recompute_granularity, "full") == 0
+                                   ? RECOMPUTE_FULL
+                                   : RECOMPUTE_CORE_ATTN,
+                               err, sizeof(err)) < 0)
         fatal("%s", err);
     {
         /* Sharding: rank k of the group owns [off[k], off[k+1]) of the

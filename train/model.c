@@ -49,6 +49,26 @@ carve(struct carver *c, size_t bytes)
 #define CF(n) ((float *)carve(c, (size_t)(n) * sizeof(float)))
 #define CI(n) ((int32_t *)carve(c, (size_t)(n) * sizeof(int32_t)))
 
+/* One layer's activations (the attention probabilities only if TT). */
+static void
+carve_layer(struct carver *c, struct layer_acts *a, size_t BT, size_t C,
+            size_t I, size_t TT)
+{
+    a->qkv = CF(3 * BT * C);
+    a->att = TT ? CF(TT) : NULL;
+    a->atty = CF(BT * C);
+    a->r1 = CF(BT * C);
+    a->ln1 = CF(BT * C);
+    a->ln1_mean = CF(BT);
+    a->ln1_rstd = CF(BT);
+    a->fch = CF(BT * I);
+    a->fch_act = CF(BT * I);
+    a->r2 = CF(BT * C);
+    a->ln2 = CF(BT * C);
+    a->ln2_mean = CF(BT);
+    a->ln2_rstd = CF(BT);
+}
+
 static void
 layout_acts(struct model *m, struct carver *c)
 {
@@ -60,22 +80,34 @@ layout_acts(struct model *m, struct carver *c)
     size_t M = (size_t)m->max_M;
     size_t rows = k->type == MODEL_GPT ? BT : M;
 
+    struct layer_acts one;
+    float *shared_att = NULL;
+
+    /* Full recompute: one set of layer activations for all layers, plus
+     * each layer's output (the next layer's input); core_attn: the
+     * attention probabilities shared. */
+    if (m->recompute == RECOMPUTE_FULL)
+        carve_layer(c, &one, BT, C, I, TT);
+    else if (m->recompute == RECOMPUTE_CORE_ATTN)
+        shared_att = CF(TT);
     for (int l = 0; l < k->num_layers; l++) {
         struct layer_acts *a = &m->la[l];
 
-        a->qkv = CF(3 * BT * C);
-        a->att = CF(TT);
-        a->atty = CF(BT * C);
-        a->r1 = CF(BT * C);
-        a->ln1 = CF(BT * C);
-        a->ln1_mean = CF(BT);
-        a->ln1_rstd = CF(BT);
-        a->fch = CF(BT * I);
-        a->fch_act = CF(BT * I);
-        a->r2 = CF(BT * C);
-        a->ln2 = CF(BT * C);
-        a->ln2_mean = CF(BT);
-        a->ln2_rstd = CF(BT);
+        if (m->recompute == RECOMPUTE_FULL) {
+            *a = one;
+            if (k->type == MODEL_GPT)
+                a->r2 = CF(BT * C);
+            else
+                a->ln2 = CF(BT * C);
+            continue;
+        }
+        /* (In the counting pass the pointers are all NULL.) */
+        if (m->recompute == RECOMPUTE_CORE_ATTN) {
+            carve_layer(c, a, BT, C, I, 0);
+            a->att = shared_att;
+        } else {
+            carve_layer(c, a, BT, C, I, TT);
+        }
     }
     m->emb = CF(BT * C);
     m->tmp = CF(BT * C);
@@ -132,6 +164,15 @@ model_create(struct model **out, const struct model_config *cfg,
              const struct ops *ops, int max_B, int max_T, int max_M, char *err,
              size_t errlen)
 {
+    return model_create_recompute(out, cfg, ops, max_B, max_T, max_M,
+                                  RECOMPUTE_NONE, err, errlen);
+}
+
+int
+model_create_recompute(struct model **out, const struct model_config *cfg,
+                       const struct ops *ops, int max_B, int max_T, int max_M,
+                       enum model_recompute recompute, char *err, size_t errlen)
+{
     struct model *m;
     struct config_err ce;
     struct carver c = { NULL, 0 };
@@ -156,6 +197,7 @@ model_create(struct model **out, const struct model_config *cfg,
     m->max_B = max_B;
     m->max_T = max_T;
     m->max_M = cfg->type == MODEL_ERNIE ? max_M : 0;
+    m->recompute = recompute;
     params_init(&m->table);
     m->lo = calloc((size_t)cfg->num_layers, sizeof(*m->lo));
     m->la = calloc((size_t)cfg->num_layers, sizeof(*m->la));

@@ -49,11 +49,27 @@ struct forward_opts {
 
 struct model;
 
+/* Recomputation in the backward pass, to hold fewer activations: none;
+ * full (each layer keeps only its output, and runs its forward again just
+ * before its backward); core_attn (the attention probabilities, the
+ * largest activation, are recomputed per layer).  The results are the
+ * same bits. */
+enum model_recompute {
+    RECOMPUTE_NONE,
+    RECOMPUTE_FULL,
+    RECOMPUTE_CORE_ATTN,
+};
+
 /* model_create: build the tensor table of cfg and allocate parameters,
  * gradients and activations for micro-batches of at most max_B x max_T
  * tokens and max_M masked slots (ERNIE).  Parameters are uninitialised:
  * call model_init_params() or load them.  Returns 0, or -1 with a message
  * in err (bad sizes, out of memory). */
+/* model_create_recompute: model_create() with a recomputation mode. */
+int model_create_recompute(struct model **out, const struct model_config *cfg,
+                           const struct ops *ops, int max_B, int max_T,
+                           int max_M, enum model_recompute recompute, char *err,
+                           size_t errlen);
 int model_create(struct model **out, const struct model_config *cfg,
                  const struct ops *ops, int max_B, int max_T, int max_M,
                  char *err, size_t errlen);

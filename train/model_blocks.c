@@ -83,6 +83,11 @@ model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
     op->zero(m->g3, n * sizeof(float));
     op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
                    P(o->proj_w), BT, C, C);
+    if (m->recompute == RECOMPUTE_CORE_ATTN) /* the shared probabilities */
+        op->attention_fwd(a->atty, a->att, a->qkv, causal ? NULL : m->key_bias,
+                          m->B, m->T, C, k->num_heads, causal,
+                          model_drop_p(m, k->attention_dropout),
+                          model_site_seed(m, l, SITE_ATT_PROBS));
     op->zero(m->gq, 3 * n * sizeof(float));
     op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, m->B, m->T, C,
                       k->num_heads, causal,

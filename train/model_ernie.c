@@ -112,6 +112,26 @@ model_ernie_table(struct model *m)
 }
 
 void
+model_ernie_layer_fwd(struct model *m, int l, const float *x)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size;
+    size_t n = (size_t)BT * (size_t)C;
+
+    model_attention_fwd(m, l, x, 0, m->key_bias);
+    op->add(a->r1, x, m->tmp, n);
+    op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1, P(o->ln1_w),
+                      P(o->ln1_b), BT, C, k->layer_norm_eps);
+    model_mlp_fwd(m, l, a->ln1);
+    op->add(a->r2, a->ln1, m->tmp, n);
+    op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2, P(o->ln2_w),
+                      P(o->ln2_b), BT, C, k->layer_norm_eps);
+}
+
+void
 model_ernie_forward(struct model *m)
 {
     const struct ops *op = m->ops;
@@ -136,18 +156,8 @@ model_ernie_forward(struct model *m)
 
     /* Post-LN encoder layers. */
     for (int l = 0; l < k->num_layers; l++) {
-        const struct layer_off *o = &m->lo[l];
-        struct layer_acts *a = &m->la[l];
-
-        model_attention_fwd(m, l, x, 0, m->key_bias);
-        op->add(a->r1, x, m->tmp, n);
-        op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, a->r1, P(o->ln1_w),
-                          P(o->ln1_b), BT, C, k->layer_norm_eps);
-        model_mlp_fwd(m, l, a->ln1);
-        op->add(a->r2, a->ln1, m->tmp, n);
-        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r2, P(o->ln2_w),
-                          P(o->ln2_b), BT, C, k->layer_norm_eps);
-        x = a->ln2;
+        model_ernie_layer_fwd(m, l, x);
+        x = m->la[l].ln2;
     }
 
     /* MLM head on the masked rows; the logits turn into their gradient
@@ -222,6 +232,8 @@ model_ernie_backward(struct model *m)
         const struct layer_acts *a = &m->la[l];
         const float *x = l ? m->la[l - 1].ln2 : m->emb_ln;
 
+        if (m->recompute == RECOMPUTE_FULL)
+            model_ernie_layer_fwd(m, l, x);
         /* ln2 = LN(r2), r2 = ln1 + drop(fc2(act(fc(ln1)))) */
         op->zero(m->g1, n * sizeof(float));
         op->layernorm_bwd(m->g1, G(o->ln2_w), G(o->ln2_b), m->g0, a->r2,

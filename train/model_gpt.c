@@ -67,6 +67,26 @@ model_gpt_table(struct model *m)
 }
 
 void
+model_gpt_layer_fwd(struct model *m, int l, const float *x)
+{
+    const struct ops *op = m->ops;
+    const struct model_config *k = &m->cfg;
+    const struct layer_off *o = &m->lo[l];
+    struct layer_acts *a = &m->la[l];
+    int BT = m->B * m->T, C = k->hidden_size;
+    size_t n = (size_t)BT * (size_t)C;
+
+    op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, x, P(o->ln1_w),
+                      P(o->ln1_b), BT, C, k->layer_norm_eps);
+    model_attention_fwd(m, l, a->ln1, 1, NULL);
+    op->add(a->r1, x, m->tmp, n);
+    op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r1, P(o->ln2_w),
+                      P(o->ln2_b), BT, C, k->layer_norm_eps);
+    model_mlp_fwd(m, l, a->ln2);
+    op->add(a->r2, a->r1, m->tmp, n);
+}
+
+void
 model_gpt_forward(struct model *m)
 {
     const struct ops *op = m->ops;
@@ -82,18 +102,8 @@ model_gpt_forward(struct model *m)
                     model_site_seed(m, -1, SITE_EMB));
     x = m->emb;
     for (int l = 0; l < k->num_layers; l++) {
-        const struct layer_off *o = &m->lo[l];
-        struct layer_acts *a = &m->la[l];
-
-        op->layernorm_fwd(a->ln1, a->ln1_mean, a->ln1_rstd, x, P(o->ln1_w),
-                          P(o->ln1_b), BT, C, k->layer_norm_eps);
-        model_attention_fwd(m, l, a->ln1, 1, NULL);
-        op->add(a->r1, x, m->tmp, n);
-        op->layernorm_fwd(a->ln2, a->ln2_mean, a->ln2_rstd, a->r1, P(o->ln2_w),
-                          P(o->ln2_b), BT, C, k->layer_norm_eps);
-        model_mlp_fwd(m, l, a->ln2);
-        op->add(a->r2, a->r1, m->tmp, n);
-        x = a->r2;
+        model_gpt_layer_fwd(m, l, x);
+        x = m->la[l].r2;
     }
     op->layernorm_fwd(m->lnf, m->lnf_mean, m->lnf_rstd, x, P(h->lnf_w),
                       P(h->lnf_b), BT, C, k->layer_norm_eps);
@@ -125,6 +135,8 @@ model_gpt_backward(struct model *m)
         const struct layer_acts *a = &m->la[l];
         const float *x = l ? m->la[l - 1].r2 : m->emb;
 
+        if (m->recompute == RECOMPUTE_FULL)
+            model_gpt_layer_fwd(m, l, x);
         /* r2 = r1 + drop(fc2(act(fc(LN2(r1))))) */
         op->zero(m->g1, n * sizeof(float));
         model_mlp_bwd(m, l, m->g0, m->g1, a->ln2);

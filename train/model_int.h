@@ -50,6 +50,7 @@ struct model {
     struct head_off ho;
     float *params, *grads;
     int max_B, max_T, max_M;
+    enum model_recompute recompute;
 
     /* Activations (one arena), sized for max_B x max_T. */
     void *arena;
@@ -115,6 +116,11 @@ void model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
                          const float *x, int causal);
 void model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
                    const float *x);
+
+/* The forward of one layer (model_ernie.c, model_gpt.c), also run again
+ * by a full-recompute backward: x is the layer's input. */
+void model_ernie_layer_fwd(struct model *m, int l, const float *x);
+void model_gpt_layer_fwd(struct model *m, int l, const float *x);
 
 /* Per-architecture parts. */
 int model_ernie_table(struct model *m);
