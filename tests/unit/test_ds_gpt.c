@@ -461,7 +461,7 @@ test_gpt_samples_batch(void)
     static uint64_t idx[100], docs40[40];
     struct ds_err e = { 0, "" };
 
-    (void)open_fixture(); /* makes tmp_root */
+    ds_close(open_fixture()); /* makes tmp_root */
     for (int t = 0; t < 2; t++) {
         struct ds_writer *w = NULL;
         struct ds_dataset *d = NULL;
