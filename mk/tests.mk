@@ -135,6 +135,21 @@ test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train $(TOOLS) \
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train-parallel \
 		tests/train/parallel
 
+# The GPU tests: the NCCL communicator on one rank per GPU (mpirun).  Needs
+# a machine with NVIDIA GPUs (nvidia-smi); built (not run) by `make` here.
+.PHONY: test-gpu
+test-gpu: all
+ifeq ($(TEST_GPU_BIN),)
+	@echo "test-gpu: this build has no NCCL or no MPI (make config)"; exit 1
+else
+	@n=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); \
+	if [ "$$n" -lt 1 ]; then \
+		echo "test-gpu: no GPU here (nvidia-smi -L lists none)"; exit 1; \
+	fi; \
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		mpirun --oversubscribe -np $$n $(TEST_GPU_BIN)
+endif
+
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined test

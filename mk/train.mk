@@ -14,7 +14,8 @@ OPENBLAS_CFLAGS :=
 OPENBLAS_LIBS := -lopenblas
 endif
 
-LIBTRAIN_SRCS := $(filter-out train/main.c,$(wildcard train/*.c))
+LIBTRAIN_SRCS := $(filter-out train/main.c train/comm_nccl.c,\
+	$(wildcard train/*.c))
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 LIBTRAIN := $(BUILD)/libtrain.a
@@ -27,6 +28,25 @@ TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain
 # runs one rank and says so when started by mpirun.  A new probe (make
 # reconfigure) rebuilds the backend.
 $(BUILD)/libtrain/comm_mpi.o: $(CONFIG_MK)
+
+# NCCL (GPU buffers; CUDA toolkit), with MPI for the bootstrap: built and
+# linked into its test here, run by `make test-gpu` on a machine with GPUs.
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(HAVE_NCCL)$(HAVE_MPI),11)
+NCCL_CFLAGS := -I$(CUDA_HOME)/include
+NCCL_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl \
+	-lcudart
+TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
+$(BUILD)/libtrain/comm_nccl.o: train/comm_nccl.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) -c -o $@ $<
+$(BUILD)/tests/gpu/%.o: ALL_CFLAGS += $(TRAIN_CFLAGS) $(NCCL_CFLAGS)
+$(TEST_GPU_BIN): $(BUILD)/tests/gpu/test_comm_nccl.o \
+		$(BUILD)/libtrain/comm_nccl.o $(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
+		$(NCCL_LIBS)
+ALL_TARGETS += $(TEST_GPU_BIN)
+endif
 ifeq ($(HAVE_MPI),1)
 $(BUILD)/libtrain/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)

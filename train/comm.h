@@ -109,6 +109,20 @@ struct comm_layout {
 struct comm *comm_mpi(int *argc, char ***argv, const struct comm_layout *l,
                       double timeout, char *err, size_t err_len);
 
+/* comm_nccl: the NCCL backend (GPU buffers), bootstrapped by comm_mpi();
+ * in builds with NCCL and MPI only (train/comm_nccl.c, not in libtrain:
+ * it needs the CUDA runtime).  Returns NULL with a message in err. */
+struct comm *comm_nccl(int *argc, char ***argv, const struct comm_layout *l,
+                       double timeout, char *err, size_t err_len);
+
+/* comm_layout_split: the groups of world rank `rank` in layout l (all
+ * degrees resolved, dp > 0): for each group, the color shared by its
+ * members (-1: rank is in no such group) and this rank's key (its place)
+ * in it, as MPI_Comm_split and ncclCommSplit take them.  COMM_WORLD gets
+ * color 0. */
+void comm_layout_split(const struct comm_layout *l, int rank,
+                       int color[COMM_N_GROUPS], int key[COMM_N_GROUPS]);
+
 /* comm_launched_by_mpi: whether this process was started by mpirun, or by
  * srun with PMIx or PMI (their environment variables). */
 int comm_launched_by_mpi(void);

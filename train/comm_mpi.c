@@ -478,7 +478,8 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
          char *err, size_t err_len)
 {
     struct comm_mpi *m;
-    int rank, world, tp, sh, dp, pp, r_tp, r_sh, r_dp, r_pp;
+    int rank, world, tp, sh, dp, pp;
+    int color[COMM_N_GROUPS], key[COMM_N_GROUPS];
 
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
         snprintf(err, err_len, "MPI_Init failed");
@@ -506,6 +507,8 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     }
     m->layout = *l;
     m->layout.dp = dp;
+    for (int g = 1; g < COMM_N_GROUPS; g++)
+        m->group[g] = MPI_COMM_NULL; /* until split (destroy frees them) */
     m->base.name = "mpi";
     m->base.rank = rank;
     m->base.world = world;
@@ -524,26 +527,17 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.recv = mpi_recv;
     m->base.barrier = mpi_barrier;
     m->base.destroy = mpi_destroy;
-    /* rank = r_tp + tp * (r_sh + sh * (r_dp + dp * r_pp)) */
-    r_tp = rank % tp;
-    r_sh = rank / tp % sh;
-    r_dp = rank / (tp * sh) % dp;
-    r_pp = rank / (tp * sh * dp);
+    comm_layout_split(&m->layout, rank, color, key);
     m->group[COMM_WORLD] = MPI_COMM_WORLD;
     m->size[COMM_WORLD] = world;
     m->coord[COMM_WORLD] = rank;
-    if (split(m, COMM_TP, rank / tp, r_tp) < 0 ||
-        split(m, COMM_SHARDING, r_tp + tp * (r_dp + dp * r_pp), r_sh) < 0 ||
-        split(m, COMM_DP, r_tp + tp * (r_sh + sh * r_pp), r_dp) < 0 ||
-        split(m, COMM_PP, rank % (tp * sh * dp), r_pp) < 0 ||
-        split(m, COMM_EMBEDDING,
-              r_pp == 0 || r_pp == pp - 1 ? rank % (tp * sh * dp)
-                                          : MPI_UNDEFINED,
-              r_pp) < 0) {
-        snprintf(err, err_len, "MPI_Comm_split failed");
-        mpi_destroy(&m->base);
-        return NULL;
-    }
+    for (int g = 1; g < COMM_N_GROUPS; g++)
+        if (split(m, (enum comm_group)g,
+                  color[g] < 0 ? MPI_UNDEFINED : color[g], key[g]) < 0) {
+            snprintf(err, err_len, "MPI_Comm_split failed");
+            mpi_destroy(&m->base);
+            return NULL;
+        }
     m->timeout = timeout;
     if (timeout > 0 &&
         pthread_create(&m->watchdog, NULL, watchdog_main, m) != 0) {

@@ -25,6 +25,26 @@ comm_ring_bytes(const char *what, double S, int n)
     return (double)(n - 1) / n * S; /* reduce-scatter, all-gather */
 }
 
+void
+comm_layout_split(const struct comm_layout *l, int rank,
+                  int color[COMM_N_GROUPS], int key[COMM_N_GROUPS])
+{
+    int tp = l->tp, sh = l->sharding, dp = l->dp, pp = l->pp;
+    /* rank = r_tp + tp * (r_sh + sh * (r_dp + dp * r_pp)) */
+    int r_tp = rank % tp, r_sh = rank / tp % sh, r_dp = rank / (tp * sh) % dp;
+    int r_pp = rank / (tp * sh * dp);
+
+    color[COMM_WORLD] = 0, key[COMM_WORLD] = rank;
+    color[COMM_TP] = rank / tp, key[COMM_TP] = r_tp;
+    color[COMM_SHARDING] = r_tp + tp * (r_dp + dp * r_pp);
+    key[COMM_SHARDING] = r_sh;
+    color[COMM_DP] = r_tp + tp * (r_sh + sh * r_pp), key[COMM_DP] = r_dp;
+    color[COMM_PP] = rank % (tp * sh * dp), key[COMM_PP] = r_pp;
+    color[COMM_EMBEDDING] =
+        r_pp == 0 || r_pp == pp - 1 ? rank % (tp * sh * dp) : -1;
+    key[COMM_EMBEDDING] = r_pp;
+}
+
 double
 comm_sent_total(const struct comm *c)
 {

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * comm_nccl.c: the communicator over NCCL, for GPU buffers.  MPI starts
+ * the job and carries the bootstrap (comm_mpi: the layout, rank 0's
+ * ncclUniqueId broadcast to every rank, barriers); each group of the
+ * layout is a communicator split from the world one with the colors of
+ * comm_layout_split().  Collectives run on one stream of this rank's GPU
+ * (OMPI_COMM_WORLD_LOCAL_RANK modulo the GPUs it sees) and return once
+ * done; the nonblocking all-reduce is enqueued and waited for by
+ * wait_all().  Ranges (sharding) are one grouped ncclReduce or
+ * ncclBroadcast per owner, so they may differ in length.
+ *
+ * The wait polls the stream: past the timeout, or on an asynchronous
+ * NCCL error, it aborts the communicators and ends the rank with the
+ * collective and the group named; mpirun ends the others.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "comm.h"
+
+struct comm_nccl {
+    struct comm base;  /* first: the interface */
+    struct comm *boot; /* the MPI communicator that started the job */
+    ncclComm_t group[COMM_N_GROUPS];
+    int size[COMM_N_GROUPS], coord[COMM_N_GROUPS];
+    cudaStream_t stream;
+    double timeout;
+    enum comm_group pending_group; /* of the enqueued nonblocking ones */
+    int pending;
+};
+
+static const char *const group_names[COMM_N_GROUPS] = {
+    "world", "dp", "tp", "pp", "sharding", "embedding",
+};
+
+static double
+now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static ncclDataType_t
+nccl_type(enum comm_dtype t)
+{
+    return t == COMM_F32   ? ncclFloat32
+           : t == COMM_F64 ? ncclFloat64
+                           : ncclInt64;
+}
+
+static void
+abort_all(struct comm_nccl *n)
+{
+    for (int g = 0; g < COMM_N_GROUPS; g++)
+        if (n->group[g] != NULL)
+            ncclCommAbort(n->group[g]);
+}
+
+/* Wait for the stream, watching the clock and NCCL's asynchronous errors
+ * (a dead peer shows up as one, or as a wait that never ends). */
+static int
+wait_stream(struct comm_nccl *n, const char *what, enum comm_group g)
+{
+    double t0 = now_s();
+
+    for (;;) {
+        cudaError_t ce = cudaStreamQuery(n->stream);
+        ncclResult_t async = ncclSuccess;
+
+        if (ce == cudaSuccess)
+            return 0;
+        if (ce != cudaErrorNotReady) {
+            snprintf(n->base.error, sizeof(n->base.error),
+                     "%s over the %s group: %s", what, group_names[g],
+                     cudaGetErrorString(ce));
+            return -1;
+        }
+        ncclCommGetAsyncError(n->group[g], &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+            fprintf(stderr,
+                    "train: rank %d: %s over the %s group (%d ranks) failed: "
+                    "%s; stopping every rank\n",
+                    n->base.rank, what, group_names[g], n->size[g],
+                    ncclGetErrorString(async));
+            abort_all(n);
+            _exit(1);
+        }
+        if (n->timeout > 0 && now_s() - t0 > n->timeout) {
+            fprintf(stderr,
+                    "train: rank %d: %s over the %s group (%d ranks) has "
+                    "waited more than %.0f s (--comm_timeout): a rank died, "
+                    "hangs or took another path; stopping every rank\n",
+                    n->base.rank, what, group_names[g], n->size[g], n->timeout);
+            abort_all(n);
+            _exit(1);
+        }
+        usleep(20);
+    }
+}
+
+/* The group's communicator, or NULL with the error set. */
+static ncclComm_t
+group_of(struct comm_nccl *n, enum comm_group g, const char *what)
+{
+    if ((int)g < 0 || g >= COMM_N_GROUPS || n->group[g] == NULL) {
+        snprintf(n->base.error, sizeof(n->base.error),
+                 "%s: rank %d is not in the %s group", what, n->base.rank,
+                 (int)g >= 0 && g < COMM_N_GROUPS ? group_names[g] : "?");
+        return NULL;
+    }
+    return n->group[g];
+}
+
+static int
+check(struct comm_nccl *n, ncclResult_t rc, const char *what, enum comm_group g)
+{
+    if (rc == ncclSuccess)
+        return 0;
+    snprintf(n->base.error, sizeof(n->base.error), "%s over the %s group: %s",
+             what, group_names[g], ncclGetErrorString(rc));
+    return -1;
+}
+
+/* Run one enqueued operation to its end. */
+static int
+finish(struct comm_nccl *n, ncclResult_t rc, const char *what,
+       enum comm_group g)
+{
+    if (check(n, rc, what, g) < 0)
+        return -1;
+    return wait_stream(n, what, g);
+}
+
+static int
+nccl_group_size(const struct comm *c, enum comm_group g)
+{
+    const struct comm_nccl *n = (const struct comm_nccl *)c;
+
+    return (int)g >= 0 && g < COMM_N_GROUPS ? n->size[g] : 0;
+}
+
+static int
+nccl_group_rank(const struct comm *c, enum comm_group g)
+{
+    const struct comm_nccl *n = (const struct comm_nccl *)c;
+
+    return (int)g >= 0 && g < COMM_N_GROUPS ? n->coord[g] : -1;
+}
+
+static int
+nccl_all_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
+                enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "all-reduce");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += comm_ring_bytes(
+        "all-reduce", (double)(count * comm_dtype_size(t)), n->size[g]);
+    return finish(
+        n, ncclAllReduce(buf, buf, count, nccl_type(t), ncclSum, nc, n->stream),
+        "all-reduce", g);
+}
+
+static int
+nccl_all_reduce_start(struct comm *c, void *buf, size_t count,
+                      enum comm_dtype t, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "all-reduce");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += comm_ring_bytes(
+        "all-reduce", (double)(count * comm_dtype_size(t)), n->size[g]);
+    if (!n->pending)
+        n->pending_group = g;
+    n->pending = 1;
+    return check(
+        n, ncclAllReduce(buf, buf, count, nccl_type(t), ncclSum, nc, n->stream),
+        "all-reduce", g);
+}
+
+static int
+nccl_test_all(struct comm *c)
+{
+    (void)c; /* the GPU moves the enqueued work on its own */
+    return 0;
+}
+
+static int
+nccl_wait_all(struct comm *c)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+
+    if (!n->pending)
+        return 0;
+    n->pending = 0;
+    return wait_stream(n, "all-reduce (overlapped)", n->pending_group);
+}
+
+static int
+nccl_reduce_scatter(struct comm *c, void *out, const void *in, size_t count,
+                    enum comm_dtype t, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "reduce-scatter");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += comm_ring_bytes(
+        "reduce-scatter", (double)(count * comm_dtype_size(t)) * n->size[g],
+        n->size[g]);
+    return finish(
+        n,
+        ncclReduceScatter(in, out, count, nccl_type(t), ncclSum, nc, n->stream),
+        "reduce-scatter", g);
+}
+
+static int
+nccl_all_gather(struct comm *c, void *out, const void *in, size_t count,
+                enum comm_dtype t, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "all-gather");
+    size_t es = comm_dtype_size(t);
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += comm_ring_bytes(
+        "all-gather", (double)(count * es) * n->size[g], n->size[g]);
+    /* In place: NCCL wants this rank's piece at its place in out. */
+    return finish(n,
+                  ncclAllGather(in == out ? (const char *)out +
+                                                (size_t)n->coord[g] * count * es
+                                          : in,
+                                out, count, nccl_type(t), nc, n->stream),
+                  "all-gather", g);
+}
+
+/* One grouped call per owner: reduce-to or broadcast-from rank r of its
+ * range, so the ranges may differ in length. */
+static int
+ranges(struct comm_nccl *n, void *buf, const size_t *off, enum comm_dtype t,
+       enum comm_group g, int reduce, const char *what)
+{
+    ncclComm_t nc = group_of(n, g, what);
+    size_t es = comm_dtype_size(t);
+    ncclResult_t rc = ncclSuccess;
+
+    if (nc == NULL)
+        return -1;
+    n->base.sent[g] +=
+        comm_ring_bytes(what, (double)(off[n->size[g]] * es), n->size[g]);
+    if ((rc = ncclGroupStart()) != ncclSuccess)
+        return check(n, rc, what, g);
+    for (int r = 0; r < n->size[g] && rc == ncclSuccess; r++) {
+        char *p = (char *)buf + off[r] * es;
+        size_t k = off[r + 1] - off[r];
+
+        rc = reduce
+                 ? ncclReduce(p, p, k, nccl_type(t), ncclSum, r, nc, n->stream)
+                 : ncclBroadcast(p, p, k, nccl_type(t), r, nc, n->stream);
+    }
+    if (rc != ncclSuccess) {
+        ncclGroupEnd();
+        return check(n, rc, what, g);
+    }
+    return finish(n, ncclGroupEnd(), what, g);
+}
+
+static int
+nccl_reduce_scatter_ranges(struct comm *c, void *buf, const size_t *off,
+                           enum comm_dtype t, enum comm_group g)
+{
+    return ranges((struct comm_nccl *)c, buf, off, t, g, 1, "reduce-scatter");
+}
+
+static int
+nccl_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
+                       enum comm_dtype t, enum comm_group g)
+{
+    return ranges((struct comm_nccl *)c, buf, off, t, g, 0, "all-gather");
+}
+
+static int
+nccl_broadcast(struct comm *c, void *buf, size_t bytes, int root,
+               enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "broadcast");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += n->coord[g] == root ? (double)bytes : 0;
+    return finish(
+        n, ncclBroadcast(buf, buf, bytes, ncclUint8, root, nc, n->stream),
+        "broadcast", g);
+}
+
+static int
+nccl_send(struct comm *c, const void *buf, size_t bytes, int peer,
+          enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "send");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += (double)bytes;
+    return finish(n, ncclSend(buf, bytes, ncclUint8, peer, nc, n->stream),
+                  "send", g);
+}
+
+static int
+nccl_recv(struct comm *c, void *buf, size_t bytes, int peer, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "recv");
+
+    if (nc == NULL)
+        return -1;
+    return finish(n, ncclRecv(buf, bytes, ncclUint8, peer, nc, n->stream),
+                  "recv", g);
+}
+
+static int
+nccl_barrier(struct comm *c, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+
+    if (wait_stream(n, "barrier", g) < 0)
+        return -1;
+    if (n->boot->barrier(n->boot, g) < 0) {
+        snprintf(c->error, sizeof(c->error), "%s", n->boot->error);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+nccl_destroy(struct comm *c)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+
+    if (n == NULL)
+        return;
+    if (n->stream)
+        cudaStreamSynchronize(n->stream);
+    for (int g = 0; g < COMM_N_GROUPS; g++)
+        if (n->group[g] != NULL)
+            ncclCommDestroy(n->group[g]);
+    if (n->stream)
+        cudaStreamDestroy(n->stream);
+    if (n->boot)
+        n->boot->destroy(n->boot); /* MPI_Finalize */
+    free(n);
+}
+
+static struct comm *
+fail(struct comm_nccl *n, char *err, size_t err_len, const char *what,
+     const char *why)
+{
+    snprintf(err, err_len, "NCCL backend: %s: %s", what, why);
+    nccl_destroy(&n->base);
+    return NULL;
+}
+
+struct comm *
+comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
+          char *err, size_t err_len)
+{
+    struct comm_nccl *n = calloc(1, sizeof(*n));
+    struct comm_layout full;
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    int color[COMM_N_GROUPS], key[COMM_N_GROUPS], devices = 0;
+    ncclUniqueId id;
+    ncclResult_t rc;
+    cudaError_t ce;
+
+    if (n == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    /* MPI's own watchdog would not see the GPU's waits: this one does. */
+    n->boot = comm_mpi(argc, argv, l, 0, err, err_len);
+    if (n->boot == NULL) {
+        free(n);
+        return NULL;
+    }
+    n->base = *n->boot; /* rank and world */
+    memset(n->base.sent, 0, sizeof(n->base.sent));
+    n->base.name = "nccl";
+    n->timeout = timeout;
+    if ((ce = cudaGetDeviceCount(&devices)) != cudaSuccess || devices < 1)
+        return fail(n, err, err_len, "no GPU",
+                    ce != cudaSuccess ? cudaGetErrorString(ce)
+                                      : "cudaGetDeviceCount found none");
+    if ((ce = cudaSetDevice((local ? atoi(local) : n->base.rank) % devices)) !=
+            cudaSuccess ||
+        (ce = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking)) !=
+            cudaSuccess)
+        return fail(n, err, err_len, "GPU setup", cudaGetErrorString(ce));
+    if (n->base.rank == 0 && (rc = ncclGetUniqueId(&id)) != ncclSuccess)
+        return fail(n, err, err_len, "ncclGetUniqueId", ncclGetErrorString(rc));
+    if (n->boot->broadcast(n->boot, &id, sizeof(id), 0, COMM_WORLD) < 0)
+        return fail(n, err, err_len, "sending the NCCL id", n->boot->error);
+    if ((rc = ncclCommInitRank(&n->group[COMM_WORLD], n->base.world, id,
+                               n->base.rank)) != ncclSuccess)
+        return fail(n, err, err_len, "ncclCommInitRank",
+                    ncclGetErrorString(rc));
+    full = *l;
+    full.dp = n->boot->group_size(n->boot, COMM_DP);
+    comm_layout_split(&full, n->base.rank, color, key);
+    for (int g = 0; g < COMM_N_GROUPS; g++) {
+        n->size[g] = n->boot->group_size(n->boot, (enum comm_group)g);
+        n->coord[g] = n->boot->group_rank(n->boot, (enum comm_group)g);
+        if (g == COMM_WORLD)
+            continue;
+        rc = ncclCommSplit(n->group[COMM_WORLD],
+                           color[g] < 0 ? NCCL_SPLIT_NOCOLOR : color[g], key[g],
+                           &n->group[g], NULL);
+        if (rc != ncclSuccess)
+            return fail(n, err, err_len, "ncclCommSplit",
+                        ncclGetErrorString(rc));
+    }
+    n->base.group_size = nccl_group_size;
+    n->base.group_rank = nccl_group_rank;
+    n->base.all_reduce_sum = nccl_all_reduce;
+    n->base.all_reduce_sum_start = nccl_all_reduce_start;
+    n->base.test_all = nccl_test_all;
+    n->base.wait_all = nccl_wait_all;
+    n->base.reduce_scatter_sum = nccl_reduce_scatter;
+    n->base.all_gather = nccl_all_gather;
+    n->base.reduce_scatter_ranges = nccl_reduce_scatter_ranges;
+    n->base.all_gather_ranges = nccl_all_gather_ranges;
+    n->base.broadcast = nccl_broadcast;
+    n->base.send = nccl_send;
+    n->base.recv = nccl_recv;
+    n->base.barrier = nccl_barrier;
+    n->base.destroy = nccl_destroy;
+    return &n->base;
+}
