@@ -126,8 +126,9 @@ test-samples: $(DRV_BINS) $(TOOLS) $(VENV_STAMP)
 # runs of `train` (the loss falls, kill and resume, determinism, errors),
 # then several ranks under mpirun (data parallel = one rank, resume across
 # layouts, dead and hung ranks).
-test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train $(TOOLS) \
-		$(BUILD)/vocab-build $(VENV_STAMP)
+test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
+		$(BUILD)/tests/test_comm_mpi $(TOOLS) $(BUILD)/vocab-build \
+		$(VENV_STAMP)
 	@tests/run-suite $(TEST_LOG) train-torch-conformance \
 		$(VENV)/bin/python tests/conformance/train_torch_run.py $(BUILD)
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train \

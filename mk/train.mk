@@ -40,13 +40,22 @@ TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
 $(BUILD)/libtrain/comm_nccl.o: train/comm_nccl.c $(CONFIG_MK)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) -c -o $@ $<
-$(BUILD)/tests/gpu/%.o: ALL_CFLAGS += $(TRAIN_CFLAGS) $(NCCL_CFLAGS)
-$(TEST_GPU_BIN): $(BUILD)/tests/gpu/test_comm_nccl.o \
+$(BUILD)/tests/comm/test_comm_nccl.o: tests/comm/test_comm.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) \
+		-DTEST_NCCL -c -o $@ $<
+$(TEST_GPU_BIN): $(BUILD)/tests/comm/test_comm_nccl.o \
 		$(BUILD)/libtrain/comm_nccl.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(NCCL_LIBS)
 ALL_TARGETS += $(TEST_GPU_BIN)
 endif
+# The MPI communicator's test (tests/comm/test_comm.c, run under mpirun by
+# tests/train/parallel).
+$(BUILD)/tests/comm/test_comm.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
+$(BUILD)/tests/test_comm_mpi: $(BUILD)/tests/comm/test_comm.o $(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
+ALL_TARGETS += $(BUILD)/tests/test_comm_mpi
 ifeq ($(HAVE_MPI),1)
 $(BUILD)/libtrain/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)

@@ -55,10 +55,12 @@ struct comm {
                                 enum comm_dtype t, enum comm_group g);
     int (*test_all)(struct comm *c);
     int (*wait_all)(struct comm *c);
-    /* out[0..n) = this rank's slice of the sum of in[0..n*size). */
+    /* out[0..n) = this rank's slice of the sum of in[0..n*size) (out and
+     * in do not overlap). */
     int (*reduce_scatter_sum)(struct comm *c, void *out, const void *in,
                               size_t n, enum comm_dtype t, enum comm_group g);
-    /* out[0..n*size) = every rank's in[0..n), in rank order. */
+    /* out[0..n*size) = every rank's in[0..n), in rank order; in place
+     * when in is out + rank * n (this rank's piece already there). */
     int (*all_gather)(struct comm *c, void *out, const void *in, size_t n,
                       enum comm_dtype t, enum comm_group g);
     /* Ranges (sharding): rank r of the group owns buf[off[r]..off[r+1])

@@ -284,10 +284,15 @@ mpi_all_gather(struct comm *c, void *out, const void *in, size_t n,
     m->base.sent[g] += comm_ring_bytes(
         "all-gather", (double)(n * comm_dtype_size(t)) * m->size[g],
         m->size[g]);
-    return failed(m,
-                  MPI_Allgather(in == out ? MPI_IN_PLACE : in, (int)n,
-                                mpi_type(t), out, (int)n, mpi_type(t), mc),
-                  "all-gather", g);
+    return failed(
+        m,
+        MPI_Allgather((const char *)in ==
+                              (const char *)out +
+                                  (size_t)m->coord[g] * n * comm_dtype_size(t)
+                          ? MPI_IN_PLACE
+                          : in,
+                      (int)n, mpi_type(t), out, (int)n, mpi_type(t), mc),
+        "all-gather", g);
 }
 
 /* MPI's int counts and displacements of the group's ranges. */

@@ -239,12 +239,8 @@ nccl_all_gather(struct comm *c, void *out, const void *in, size_t count,
         return -1;
     c->sent[g] += comm_ring_bytes(
         "all-gather", (double)(count * es) * n->size[g], n->size[g]);
-    /* In place: NCCL wants this rank's piece at its place in out. */
-    return finish(n,
-                  ncclAllGather(in == out ? (const char *)out +
-                                                (size_t)n->coord[g] * count * es
-                                          : in,
-                                out, count, nccl_type(t), nc, n->stream),
+    /* (In place when in is this rank's place in out: NCCL sees it.) */
+    return finish(n, ncclAllGather(in, out, count, nccl_type(t), nc, n->stream),
                   "all-gather", g);
 }
 

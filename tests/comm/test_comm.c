@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_comm_nccl.c: the NCCL communicator (train/comm_nccl.c) on GPU
- * buffers, one rank per GPU under mpirun (`make test-gpu`): every
- * collective of comm.h against the values computed on the host, the
- * groups of a data-parallel layout, the bytes counted as sent.  Works on
- * one GPU (the world is then one rank: the collectives must still leave
- * the data right) and on several.  Ends with "test_comm_nccl: N passed,
- * N failed".
+ * test_comm.c: a communicator backend under mpirun, against values
+ * computed on the host: every collective of comm.h (blocking and
+ * nonblocking all-reduce, reduce-scatter and all-gather, ranges of unequal
+ * length, broadcast, a ring of sends), the groups of the layout given as
+ * "tp sharding dp pp" arguments, the bytes counted as sent.  Built twice:
+ * test_comm_mpi (comm_mpi, host buffers; run by tests/train/parallel on
+ * 3 and 4 ranks) and, with -DTEST_NCCL, test_comm_nccl (comm_nccl, GPU
+ * buffers, one rank per GPU: `make test-gpu`; on one GPU the world is one
+ * rank, and the data must still come out right).  Ends with a line
+ * "test_comm (rank R of N): N passed, N failed" per rank.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime.h>
+#ifdef TEST_NCCL
+#    include <cuda_runtime.h>
+#endif
 
 #include "comm.h"
 
@@ -30,30 +35,55 @@ check(int ok, const char *what)
     }
 }
 
+/* The backend's memory: the GPU's for NCCL, the host's for MPI. */
 static void *
 dev(size_t bytes)
 {
     void *p = NULL;
 
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-        fprintf(stderr, "cudaMalloc(%zu) failed\n", bytes);
+#ifdef TEST_NCCL
+    if (cudaMalloc(&p, bytes) != cudaSuccess)
+        p = NULL;
+#else
+    p = malloc(bytes);
+#endif
+    if (p == NULL) {
+        fprintf(stderr, "cannot allocate %zu bytes\n", bytes);
         exit(1);
     }
     return p;
 }
 
 static void
+dev_free(void *p)
+{
+#ifdef TEST_NCCL
+    cudaFree(p);
+#else
+    free(p);
+#endif
+}
+
+static void
 put(void *d, const void *h, size_t bytes)
 {
+#ifdef TEST_NCCL
     if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
         exit(1);
+#else
+    memcpy(d, h, bytes);
+#endif
 }
 
 static void
 get(void *h, const void *d, size_t bytes)
 {
+#ifdef TEST_NCCL
     if (cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
         exit(1);
+#else
+    memcpy(h, d, bytes);
+#endif
 }
 
 /* Values exact in float: small integers. */
@@ -68,20 +98,53 @@ main(int argc, char **argv)
 {
     struct comm_layout l = { 1, 1, 0, 1 };
     char err[512];
-    struct comm *c = comm_nccl(&argc, &argv, &l, 60, err, sizeof(err));
+    struct comm *c;
     size_t n = 1000003, m = 1000;
     float *h, *d;
-    int N, r, ok;
+    int N, r, ok, D;
+    enum comm_group G; /* the group the collectives run over */
 
+    if (argc == 5) {
+        l.tp = atoi(argv[1]), l.sharding = atoi(argv[2]);
+        l.dp = atoi(argv[3]), l.pp = atoi(argv[4]);
+    }
+#ifdef TEST_NCCL
+    c = comm_nccl(NULL, NULL, &l, 60, err, sizeof(err));
+#else
+    c = comm_mpi(NULL, NULL, &l, 60, err, sizeof(err));
+#endif
     if (c == NULL) {
-        fprintf(stderr, "test_comm_nccl: %s\n", err);
+        fprintf(stderr, "test_comm: %s\n", err);
         return 1;
     }
-    N = c->world;
     r = world_rank = c->rank;
-    check(c->group_size(c, COMM_DP) == N && c->group_size(c, COMM_TP) == 1 &&
-              c->group_rank(c, COMM_DP) == r,
-          "data-parallel layout groups");
+    /* The layout's groups: their sizes, this rank's places (rank = tp_r +
+     * tp (sh_r + sh (dp_r + dp pp_r))) and the coordinates of every
+     * group agreeing with the world rank. */
+    {
+        int tp = c->group_size(c, COMM_TP),
+            sh = c->group_size(c, COMM_SHARDING);
+        int dp = c->group_size(c, COMM_DP), pp = c->group_size(c, COMM_PP);
+
+        check(tp == l.tp && sh == l.sharding && pp == l.pp &&
+                  tp * sh * dp * pp == c->world && (l.dp == 0 || dp == l.dp),
+              "group sizes make the layout");
+        check(c->group_rank(c, COMM_TP) +
+                      tp * (c->group_rank(c, COMM_SHARDING) +
+                            sh * (c->group_rank(c, COMM_DP) +
+                                  dp * c->group_rank(c, COMM_PP))) ==
+                  r,
+              "group ranks make the world rank");
+        check((c->group_size(c, COMM_EMBEDDING) > 0) ==
+                  (c->group_rank(c, COMM_PP) == 0 ||
+                   c->group_rank(c, COMM_PP) == pp - 1),
+              "the embedding group holds the first and last stages");
+    }
+    /* The rest runs over the data-parallel group. */
+    G = COMM_DP;
+    N = c->group_size(c, G);
+    D = c->group_rank(c, G);
+    r = D; /* below, r is the rank in G */
     h = malloc(n * sizeof(float));
     d = dev(n * sizeof(float));
 
@@ -89,9 +152,9 @@ main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         h[i] = val(r, i);
     put(d, h, n * sizeof(float));
-    c->sent[COMM_DP] = 0;
-    check(c->all_reduce_sum(c, d, n, COMM_F32, COMM_DP) == 0, c->error);
-    check(fabs(c->sent[COMM_DP] - 2.0 * (N - 1) / N * n * 4) < 1e-6,
+    c->sent[G] = 0;
+    check(c->all_reduce_sum(c, d, n, COMM_F32, G) == 0, c->error);
+    check(fabs(c->sent[G] - 2.0 * (N - 1) / N * n * 4) < 1e-6,
           "all-reduce bytes counted as a ring sends them");
     get(h, d, n * sizeof(float));
     ok = 1;
@@ -106,9 +169,9 @@ main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         h[i] = val(r, i);
     put(d, h, n * sizeof(float));
-    check(c->all_reduce_sum_start(c, d, n / 2, COMM_F32, COMM_DP) == 0 &&
-              c->all_reduce_sum_start(c, d + n / 2, n - n / 2, COMM_F32,
-                                      COMM_DP) == 0 &&
+    check(c->all_reduce_sum_start(c, d, n / 2, COMM_F32, G) == 0 &&
+              c->all_reduce_sum_start(c, d + n / 2, n - n / 2, COMM_F32, G) ==
+                  0 &&
               c->test_all(c) == 0 && c->wait_all(c) == 0,
           "nonblocking all-reduce in two pieces");
     get(h, d, n * sizeof(float));
@@ -126,8 +189,7 @@ main(int argc, char **argv)
         for (size_t i = 0; i < m; i++)
             h[i] = val(r, i);
         put(d, h, m * sizeof(float));
-        check(c->reduce_scatter_ranges(c, d, off, COMM_F32, COMM_DP) == 0,
-              c->error);
+        check(c->reduce_scatter_ranges(c, d, off, COMM_F32, G) == 0, c->error);
         get(h, d, m * sizeof(float));
         ok = 1;
         for (size_t i = off[r]; i < off[r + 1]; i++)
@@ -136,8 +198,7 @@ main(int argc, char **argv)
         for (size_t i = off[r]; i < off[r + 1]; i++)
             h[i] = (float)(1000 * r) + (float)i;
         put(d, h, m * sizeof(float));
-        check(c->all_gather_ranges(c, d, off, COMM_F32, COMM_DP) == 0,
-              c->error);
+        check(c->all_gather_ranges(c, d, off, COMM_F32, G) == 0, c->error);
         get(h, d, m * sizeof(float));
         ok = 1;
         for (int k = 0; k < N; k++)
@@ -152,15 +213,14 @@ main(int argc, char **argv)
         double x[3] = { 1.5 + r, 2.5, 3.5 }, *dx = dev(sizeof(x));
 
         put(dx, x, sizeof(x));
-        check(c->broadcast(c, dx, sizeof(x), 0, COMM_WORLD) == 0, c->error);
+        check(c->broadcast(c, dx, sizeof(x), 0, G) == 0, c->error);
         get(x, dx, sizeof(x));
         check(x[0] == 1.5 && x[2] == 3.5, "broadcast from rank 0");
-        cudaFree(dx);
+        dev_free(dx);
         for (size_t i = 0; i < m; i++)
             h[i] = (float)r;
         put(d + (size_t)r * m, h, m * sizeof(float));
-        check(c->all_gather(c, d, d + (size_t)r * m, m, COMM_F32, COMM_WORLD) ==
-                  0,
+        check(c->all_gather(c, d, d + (size_t)r * m, m, COMM_F32, G) == 0,
               c->error);
         get(h, d, (size_t)N * m * sizeof(float));
         ok = 1;
@@ -179,23 +239,23 @@ main(int argc, char **argv)
         put(s, h, m * sizeof(float));
         /* Even ranks send first: blocking point-to-point must pair up. */
         if (r % 2 == 0)
-            check(c->send(c, s, m * 4, (r + 1) % N, COMM_WORLD) == 0 &&
-                      c->recv(c, q, m * 4, (r + N - 1) % N, COMM_WORLD) == 0,
+            check(c->send(c, s, m * 4, (r + 1) % N, G) == 0 &&
+                      c->recv(c, q, m * 4, (r + N - 1) % N, G) == 0,
                   c->error);
         else
-            check(c->recv(c, q, m * 4, (r + N - 1) % N, COMM_WORLD) == 0 &&
-                      c->send(c, s, m * 4, (r + 1) % N, COMM_WORLD) == 0,
+            check(c->recv(c, q, m * 4, (r + N - 1) % N, G) == 0 &&
+                      c->send(c, s, m * 4, (r + 1) % N, G) == 0,
                   c->error);
         get(h, q, m * sizeof(float));
         check(h[0] == (float)((r + N - 1) % N), "send and receive in a ring");
-        cudaFree(s);
-        cudaFree(q);
+        dev_free(s);
+        dev_free(q);
     }
-    check(c->barrier(c, COMM_WORLD) == 0, "barrier");
-    cudaFree(d);
+    check(c->barrier(c, G) == 0, "barrier");
+    dev_free(d);
     free(h);
-    printf("test_comm_nccl (rank %d of %d): %d passed, %d failed\n", r, N,
-           passed, failed);
+    printf("test_comm (rank %d of %d): %d passed, %d failed\n", world_rank,
+           c->world, passed, failed);
     c->destroy(c);
     return failed ? 1 : 0;
 }
