@@ -496,6 +496,14 @@ mapping_check(const unsigned char *p, size_t len, const char *name,
                               ") is not a sentence range of one document "
                               "(stale cache?)",
                               name, i, a, b);
+        /* PaddleNLP's cache name leaves out min_num_sent: a mapping built
+         * without the SOP head (1) must not serve one with it (2). */
+        if (b - a < (uint64_t)prm->min_num_sent)
+            return ds_err_set(err, DS_EFORMAT,
+                              "'%s': row %" PRIu64 " holds %" PRIu64
+                              " sentence(s), fewer than %d (built for "
+                              "another binary_head: stale cache)",
+                              name, i, b - a, (int)prm->min_num_sent);
         if (t < 2 || t > (uint64_t)prm->max_seq_len ||
             (ratio == 0 && t != (uint64_t)prm->max_seq_len))
             return ds_err_set(err, DS_EFORMAT,
