@@ -109,8 +109,11 @@ train: all
 ifeq ($(NP),1)
 	$(BUILD)/train --config $(CONFIG) $(TRAIN_ARGS)
 else
-	$(MPIRUN) -np $(NP) $(MPIRUN_FLAGS) $(BUILD)/train --config $(CONFIG) \
-		$(TRAIN_ARGS)
+	@# Open MPI refuses root without these (containers run as root).
+	$(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 \
+		OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) \
+		$(MPIRUN) -np $(NP) $(MPIRUN_FLAGS) $(BUILD)/train \
+		--config $(CONFIG) $(TRAIN_ARGS)
 endif
 
 .PHONY: install
