@@ -72,6 +72,10 @@ struct comm {
                                  enum comm_dtype t, enum comm_group g);
     int (*all_gather_ranges)(struct comm *c, void *buf, const size_t *off,
                              enum comm_dtype t, enum comm_group g);
+    /* The group's sum of buf[0..n) into root's buf (the others' buf is
+     * left as it was). */
+    int (*reduce_sum)(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+                      int root, enum comm_group g);
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root,
                      enum comm_group g);
     /* Point to point within a group (pipeline stages). */

@@ -370,6 +370,31 @@ mpi_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
 }
 
 static int
+mpi_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t, int root,
+           enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "reduce");
+    size_t es = comm_dtype_size(t);
+    int rc = MPI_SUCCESS, me;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    me = m->coord[g];
+    busy(m, "reduce", g);
+    m->base.sent[g] +=
+        comm_ring_bytes("reduce-scatter", (double)(n * es), m->size[g]);
+    for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += PIECE) {
+        size_t k = n - off < PIECE ? n - off : PIECE;
+        char *p = (char *)buf + off * es;
+
+        rc = MPI_Reduce(me == root ? MPI_IN_PLACE : p, me == root ? p : NULL,
+                        (int)k, mpi_type(t), MPI_SUM, root, mc);
+    }
+    return failed(m, rc, "reduce", g);
+}
+
+static int
 mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root,
               enum comm_group g)
 {
@@ -527,6 +552,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.all_gather = mpi_all_gather;
     m->base.reduce_scatter_ranges = mpi_reduce_scatter_ranges;
     m->base.all_gather_ranges = mpi_all_gather_ranges;
+    m->base.reduce_sum = mpi_reduce;
     m->base.broadcast = mpi_broadcast;
     m->base.send = mpi_send;
     m->base.recv = mpi_recv;

@@ -290,6 +290,23 @@ nccl_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
 }
 
 static int
+nccl_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
+            int root, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "reduce");
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += comm_ring_bytes(
+        "reduce-scatter", (double)(count * comm_dtype_size(t)), n->size[g]);
+    return finish(
+        n,
+        ncclReduce(buf, buf, count, nccl_type(t), ncclSum, root, nc, n->stream),
+        "reduce", g);
+}
+
+static int
 nccl_broadcast(struct comm *c, void *buf, size_t bytes, int root,
                enum comm_group g)
 {
@@ -440,6 +457,7 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     n->base.all_gather = nccl_all_gather;
     n->base.reduce_scatter_ranges = nccl_reduce_scatter_ranges;
     n->base.all_gather_ranges = nccl_all_gather_ranges;
+    n->base.reduce_sum = nccl_reduce;
     n->base.broadcast = nccl_broadcast;
     n->base.send = nccl_send;
     n->base.recv = nccl_recv;

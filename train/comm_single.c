@@ -102,6 +102,22 @@ single_none(struct comm *c)
 }
 
 static int
+single_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t, int root,
+              enum comm_group g)
+{
+    (void)buf;
+    (void)n;
+    (void)t;
+    (void)g;
+    if (root != 0) {
+        snprintf(c->error, sizeof(c->error),
+                 "reduce to rank %d of a one-rank group", root);
+        return -1;
+    }
+    return 0;
+}
+
+static int
 single_ranges(struct comm *c, void *buf, const size_t *off, enum comm_dtype t,
               enum comm_group g)
 {
@@ -184,6 +200,7 @@ static struct comm the_single = {
     .all_gather = single_copy,
     .reduce_scatter_ranges = single_ranges,
     .all_gather_ranges = single_ranges,
+    .reduce_sum = single_reduce,
     .broadcast = single_broadcast,
     .send = single_send,
     .recv = single_recv,

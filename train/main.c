@@ -360,6 +360,11 @@ struct run {
      * as soon as the last micro-step's backward finishes them. */
     int overlap;
     size_t layers_lo, layers_hi; /* the layers' part of the flat buffers */
+    /* Sharding stage 2: each layer's gradients are reduced to their owners
+     * as the backward finishes them, then discarded; gacc sums this rank's
+     * range over the micro-steps. */
+    int stage2;
+    float *gacc;
     struct train_state st;
     char *args_json;
     FILE *jsonl;
@@ -512,9 +517,9 @@ setup_comm(struct run *r)
         usage_error("--tp %d, --pp %d: only data parallelism (--dp) and "
                     "sharding stage 1 are implemented so far",
                     a->tp, a->pp);
-    if (a->sharding_degree > 1 && a->sharding_stage > 1)
-        usage_error("--sharding_stage %d: only stage 1 (the optimizer "
-                    "state) is implemented so far",
+    if (a->sharding_degree > 1 && a->sharding_stage > 2)
+        usage_error("--sharding_stage %d: only stages 1 (the optimizer "
+                    "state) and 2 (and the gradients) are implemented so far",
                     a->sharding_stage);
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
@@ -622,6 +627,14 @@ setup(struct run *r)
     }
     r->overlap = a->overlap_grad_reduce && r->dp > 1 && r->sh == 1 &&
                  layers_contiguous(r);
+    if (r->sh > 1 && a->sharding_stage == 2) {
+        if (!layers_contiguous(r))
+            fatal("sharding stage 2 needs the layers' tensors in one run");
+        r->stage2 = 1;
+        r->gacc = op->alloc((r->opt.hi - r->opt.lo) * sizeof(float));
+        if (r->gacc == NULL)
+            fatal("out of memory");
+    }
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
                  : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
                  : r->cfg.type == MODEL_GPT                 ? LR_COSINE
@@ -879,6 +892,41 @@ layers_contiguous(struct run *r)
  * over the data-parallel group).  Overlapped: the layers are on their way
  * already; the embeddings and heads (the tied word embeddings get their
  * last gradient at the very end) follow now. */
+/* Stage 2: reduce grads[a, b) to the sharding ranks owning its pieces,
+ * add this rank's piece to its accumulator, and discard the region (it
+ * reads as zero again for the next micro-step). */
+static void
+shard_region(struct run *r, size_t a, size_t b)
+{
+    const struct ops *op = model_ops(r->m);
+    float *g = model_grads(r->m);
+
+    for (int k = 0; k < r->sh; k++) {
+        size_t pa = a > r->shard_off[k] ? a : r->shard_off[k];
+        size_t pb = b < r->shard_off[k + 1] ? b : r->shard_off[k + 1];
+
+        if (pa >= pb)
+            continue;
+        if (r->comm->reduce_sum(r->comm, g + pa, pb - pa, COMM_F32, k,
+                                COMM_SHARDING) < 0)
+            fatal("%s", r->comm->error);
+        if (k == r->sh_rank)
+            op->accumulate(r->gacc + (pa - r->opt.lo), g + pa, pb - pa);
+    }
+    if (b > a)
+        op->discard(g + a, (b - a) * sizeof(float));
+}
+
+static void
+stage2_layer_ready(void *ctx, int l)
+{
+    struct run *r = ctx;
+    size_t lo, hi;
+
+    model_layer_range(r->m, l, &lo, &hi);
+    shard_region(r, lo, hi);
+}
+
 static void
 reduce_grads(struct run *r, int64_t step)
 {
@@ -887,6 +935,14 @@ reduce_grads(struct run *r, int64_t step)
 
     if (r->replicas == 1)
         return;
+    if (r->stage2) { /* the sharding sums are in gacc already */
+        model_ops(r->m)->accumulate(g + lo, r->gacc, n);
+        if (r->dp > 1 &&
+            r->comm->all_reduce_sum(r->comm, g + lo, n, COMM_F32, COMM_DP) < 0)
+            fatal("global step %lld: %s", (long long)step, r->comm->error);
+        model_ops(r->m)->scale(g + lo, n, 1.0f / (float)r->replicas);
+        return;
+    }
     if (r->overlap) {
         size_t total = model_table(r->m)->total;
 
@@ -929,7 +985,11 @@ train_loop(struct run *r)
         int64_t step = r->st.global_step + 1;
         double lr = lr_at(&r->lr, step);
 
-        model_zero_grad(r->m);
+        if (r->stage2) /* every region was discarded: zero, untouched */
+            model_ops(r->m)->zero(r->gacc,
+                                  (r->opt.hi - r->opt.lo) * sizeof(float));
+        else
+            model_zero_grad(r->m);
         comm_sent = comm_sent_total(r->comm); /* (overlapped: from here) */
         for (int k = 0; k < r->accumulate; k++) {
             struct forward_opts fo;
@@ -947,8 +1007,14 @@ train_loop(struct run *r)
             check_loss(step, &L, "training");
             if (r->overlap && k == r->accumulate - 1)
                 model_set_layer_hook(r->m, layer_grads_ready, r);
+            if (r->stage2)
+                model_set_layer_hook(r->m, stage2_layer_ready, r);
             model_backward(r->m);
             model_set_layer_hook(r->m, NULL, NULL);
+            if (r->stage2) { /* the embeddings and heads */
+                shard_region(r, 0, r->layers_lo);
+                shard_region(r, r->layers_hi, model_table(r->m)->total);
+            }
             r->flops += train_flops(&r->cfg, b.B, b.T, b.M);
             acc.loss += L.loss;
             acc.lm_loss += L.lm_loss;
@@ -975,6 +1041,9 @@ train_loop(struct run *r)
                                                     r->shard_off, COMM_F32,
                                                     COMM_SHARDING) < 0)
             fatal("global step %lld: %s", (long long)step, r->comm->error);
+        if (r->stage2) /* the range's gradients, for the next step */
+            model_ops(r->m)->discard(model_grads(r->m) + r->opt.lo,
+                                     (r->opt.hi - r->opt.lo) * sizeof(float));
         /* What the step sent for the gradients and the update, per rank
          * (ring-algorithm bytes: docs/parallel.md's formulas). */
         comm_sent = comm_sent_total(r->comm) - comm_sent;
@@ -1101,12 +1170,28 @@ main(int argc, char **argv)
     {
         /* fp32 parameters and gradients, AdamW's two moments (of this
          * rank's range when sharded). */
-        double p = (double)model_table(r.m)->total * sizeof(float) / 1e6;
+        size_t total = model_table(r.m)->total;
+        double p = (double)total * sizeof(float) / 1e6;
         double o = 2.0 * (double)(r.opt.hi - r.opt.lo) * sizeof(float) / 1e6;
+        double g = p;
 
+        if (r.stage2) {
+            /* Resident at most: the range's sums, the embeddings and
+             * heads (written from the start of the backward to its end)
+             * and the largest layer being reduced. */
+            size_t big = 0, lo, hi;
+
+            for (int l = 0; l < r.cfg.num_layers; l++) {
+                model_layer_range(r.m, l, &lo, &hi);
+                big = hi - lo > big ? hi - lo : big;
+            }
+            g = (double)(r.opt.hi - r.opt.lo + r.layers_lo +
+                         (total - r.layers_hi) + big) *
+                sizeof(float) / 1e6;
+        }
         log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
                  "optimizer %.1f MB, activations %.1f MB",
-                 p, p, o, model_activation_bytes(r.m) / 1e6);
+                 p, g, o, model_activation_bytes(r.m) / 1e6);
     }
     open_data(&r);
     load_or_init(&r);
@@ -1132,6 +1217,8 @@ main(int argc, char **argv)
     loader_release(&r.train);
     loader_release(&r.valid);
     optim_release(&r.opt);
+    if (r.gacc)
+        model_ops(r.m)->release(r.gacc);
     model_free(r.m);
     ds_corpus_close(r.corpus);
     free(r.args_json);

@@ -46,6 +46,9 @@ struct ops {
     void (*upload)(void *dst, const void *host_src, size_t bytes);
     void (*download)(void *host_dst, const void *src, size_t bytes);
     void (*zero)(void *p, size_t bytes);
+    /* p[0..bytes) become zero, and the memory may go back to the system
+     * until it is written again (sharding stage 2's gradients). */
+    void (*discard)(void *p, size_t bytes);
 
     /* y[M,N] = x[M,K] . w[N,K]^T + b[N] (b may be NULL). */
     void (*linear_fwd)(float *y, const float *x, const float *w, const float *b,

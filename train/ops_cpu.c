@@ -18,6 +18,8 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ops.h"
 
@@ -70,6 +72,23 @@ static void
 cpu_zero(void *p, size_t bytes)
 {
     memset(p, 0, bytes);
+}
+
+/* Zero the partial pages at the ends; hand the whole pages inside back
+ * (MADV_DONTNEED: anonymous memory reads as zero until written again). */
+static void
+cpu_discard(void *p, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a2 = (a + pg - 1) / pg * pg, b2 = b / pg * pg;
+
+    if (b2 <= a2 + pg || madvise((void *)a2, b2 - a2, MADV_DONTNEED) != 0) {
+        memset(p, 0, bytes);
+        return;
+    }
+    memset(p, 0, a2 - a);
+    memset((void *)b2, 0, b - b2);
 }
 
 /* ------------------------------------------------------------ linear */
@@ -842,6 +861,7 @@ static const struct ops cpu_ops = {
     .upload = cpu_copy,
     .download = cpu_copy,
     .zero = cpu_zero,
+    .discard = cpu_discard,
     .linear_fwd = cpu_linear_fwd,
     .linear_bwd = cpu_linear_bwd,
     .embed_fwd = cpu_embed_fwd,

@@ -180,6 +180,18 @@ main(int argc, char **argv)
         ok &= h[i] == (float)(N * (N + 1) / 2 + N * (int)(i % 7));
     check(ok, "nonblocking all-reduce sums every rank's values");
 
+    /* reduce to the last rank: the sum there, the others unchanged */
+    for (size_t i = 0; i < m; i++)
+        h[i] = val(r, i);
+    put(d, h, m * sizeof(float));
+    check(c->reduce_sum(c, d, m, COMM_F32, N - 1, G) == 0, c->error);
+    get(h, d, m * sizeof(float));
+    ok = 1;
+    for (size_t i = 0; i < m; i++)
+        ok &= h[i] == (r == N - 1 ? (float)(N * (N + 1) / 2 + N * (int)(i % 7))
+                                  : val(r, i));
+    check(ok, "reduce: the sum at the root, the others' buffers unchanged");
+
     /* ranges of unequal lengths: reduce-scatter, then all-gather */
     {
         size_t *off = calloc((size_t)N + 1, sizeof(*off));
