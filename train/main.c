@@ -365,6 +365,10 @@ struct run {
      * range over the micro-steps. */
     int stage2;
     float *gacc;
+    /* Sharding stage 3: the parameters too; a layer's are gathered before
+     * its forward and backward and dropped after. */
+    int stage3;
+    size_t *clip_off; /* sh + 1 scratch bounds */
     struct train_state st;
     char *args_json;
     FILE *jsonl;
@@ -490,6 +494,7 @@ max_masked(const struct train_args *a)
 }
 
 static int layers_contiguous(struct run *r);
+static void stage3_params(void *ctx, int l, int need);
 
 /* The ranks: one without mpirun, else MPI with the layout's groups.  Only
  * data parallelism runs so far; the other degrees are refused clearly. */
@@ -517,10 +522,6 @@ setup_comm(struct run *r)
         usage_error("--tp %d, --pp %d: only data parallelism (--dp) and "
                     "sharding stage 1 are implemented so far",
                     a->tp, a->pp);
-    if (a->sharding_degree > 1 && a->sharding_stage > 2)
-        usage_error("--sharding_stage %d: only stages 1 (the optimizer "
-                    "state) and 2 (and the gradients) are implemented so far",
-                    a->sharding_stage);
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -627,12 +628,14 @@ setup(struct run *r)
     }
     r->overlap = a->overlap_grad_reduce && r->dp > 1 && r->sh == 1 &&
                  layers_contiguous(r);
-    if (r->sh > 1 && a->sharding_stage == 2) {
+    if (r->sh > 1 && a->sharding_stage >= 2) {
         if (!layers_contiguous(r))
             fatal("sharding stage 2 needs the layers' tensors in one run");
         r->stage2 = 1;
+        r->stage3 = a->sharding_stage == 3;
         r->gacc = op->alloc((r->opt.hi - r->opt.lo) * sizeof(float));
-        if (r->gacc == NULL)
+        r->clip_off = calloc((size_t)r->sh + 1, sizeof(*r->clip_off));
+        if (r->gacc == NULL || r->clip_off == NULL)
             fatal("out of memory");
     }
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
@@ -767,6 +770,8 @@ save(struct run *r, const char *name, int keep_backup)
         gather_moments(r, &full);
         o = &full;
     }
+    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
+        stage3_params(r, l, 1);
     if (r->comm->rank == 0) { /* the same weights and moments everywhere */
         if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
             fatal("out of memory");
@@ -779,6 +784,8 @@ save(struct run *r, const char *name, int keep_backup)
     }
     if (o == &full)
         optim_release(&full);
+    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
+        stage3_params(r, l, 0);
 }
 
 static void
@@ -917,6 +924,49 @@ shard_region(struct run *r, size_t a, size_t b)
         op->discard(g + a, (b - a) * sizeof(float));
 }
 
+/* Stage 3: parameters [a, b) gathered from the ranks owning its pieces. */
+static void
+gather_params(struct run *r, size_t a, size_t b)
+{
+    for (int k = 0; k <= r->sh; k++) {
+        size_t o = r->shard_off[k];
+
+        r->clip_off[k] = (o < a ? a : o > b ? b : o) - a;
+    }
+    if (b > a &&
+        r->comm->all_gather_ranges(r->comm, model_params(r->m) + a, r->clip_off,
+                                   COMM_F32, COMM_SHARDING) < 0)
+        fatal("gathering parameters: %s", r->comm->error);
+}
+
+/* Stage 3: drop parameters [a, b), but for this rank's range. */
+static void
+drop_params(struct run *r, size_t a, size_t b)
+{
+    const struct ops *op = model_ops(r->m);
+    float *p = model_params(r->m);
+    size_t lo = r->opt.lo, hi = r->opt.hi;
+    size_t e1 = b < lo ? b : lo, s2 = a > hi ? a : hi;
+
+    if (a < e1)
+        op->discard(p + a, (e1 - a) * sizeof(float));
+    if (s2 < b)
+        op->discard(p + s2, (b - s2) * sizeof(float));
+}
+
+static void
+stage3_params(void *ctx, int l, int need)
+{
+    struct run *r = ctx;
+    size_t a, b;
+
+    model_layer_range(r->m, l, &a, &b);
+    if (need)
+        gather_params(r, a, b);
+    else
+        drop_params(r, a, b);
+}
+
 static void
 stage2_layer_ready(void *ctx, int l)
 {
@@ -1037,10 +1087,14 @@ train_loop(struct run *r)
                         &r->adam, norm) < 0)
             fatal("global step %lld: the gradient norm is %f; stopping",
                   (long long)step, norm);
-        if (r->sh > 1 && r->comm->all_gather_ranges(r->comm, model_params(r->m),
-                                                    r->shard_off, COMM_F32,
-                                                    COMM_SHARDING) < 0)
+        if (r->stage3) { /* the layers are gathered when needed */
+            gather_params(r, 0, r->layers_lo);
+            gather_params(r, r->layers_hi, model_table(r->m)->total);
+        } else if (r->sh > 1 && r->comm->all_gather_ranges(
+                                    r->comm, model_params(r->m), r->shard_off,
+                                    COMM_F32, COMM_SHARDING) < 0) {
             fatal("global step %lld: %s", (long long)step, r->comm->error);
+        }
         if (r->stage2) /* the range's gradients, for the next step */
             model_ops(r->m)->discard(model_grads(r->m) + r->opt.lo,
                                      (r->opt.hi - r->opt.lo) * sizeof(float));
@@ -1188,6 +1242,8 @@ main(int argc, char **argv)
             g = (double)(r.opt.hi - r.opt.lo + r.layers_lo +
                          (total - r.layers_hi) + big) *
                 sizeof(float) / 1e6;
+            if (r.stage3) /* the parameters alike */
+                p = g;
         }
         log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
                  "optimizer %.1f MB, activations %.1f MB",
@@ -1195,6 +1251,11 @@ main(int argc, char **argv)
     }
     open_data(&r);
     load_or_init(&r);
+    if (r.stage3) { /* keep this rank's range of the layers only */
+        for (int l = 0; l < r.cfg.num_layers; l++)
+            stage3_params(&r, l, 0);
+        model_set_param_hook(r.m, stage3_params, &r);
+    }
     loader_init(&r.train, r.corpus, DS_SPLIT_TRAIN, r.cfg.type,
                 r.a.micro_batch_size, r.a.max_seq_len, max_masked(&r.a));
     r.train.dp_rank = (uint32_t)r.replica;
@@ -1225,6 +1286,7 @@ main(int argc, char **argv)
     free(r.vocab_path);
     free(r.config_path);
     free(r.shard_off);
+    free(r.clip_off);
     args_release(&r.a);
     r.comm->destroy(r.comm);
     return 0;

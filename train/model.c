@@ -443,3 +443,11 @@ model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
     if (*lo > *hi)
         *lo = *hi = 0;
 }
+
+void
+model_set_param_hook(struct model *m,
+                     void (*fn)(void *ctx, int layer, int need), void *ctx)
+{
+    m->param_hook = fn;
+    m->param_hook_ctx = ctx;
+}

@@ -111,6 +111,14 @@ void model_zero_grad(struct model *m);
 void model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
                           void *ctx);
 
+/* model_set_param_hook: call fn(ctx, l, 1) before layer l's parameters are
+ * read (its forward, its backward) and fn(ctx, l, 0) once they are no
+ * longer needed (sharding stage 3 gathers and drops them); NULL removes
+ * it. */
+void model_set_param_hook(struct model *m,
+                          void (*fn)(void *ctx, int layer, int need),
+                          void *ctx);
+
 /* model_layer_range: the elements [*lo, *hi) of the flat buffers that
  * layer l's tensors occupy (they are contiguous). */
 void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);

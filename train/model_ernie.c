@@ -156,7 +156,9 @@ model_ernie_forward(struct model *m)
 
     /* Post-LN encoder layers. */
     for (int l = 0; l < k->num_layers; l++) {
+        model_layer_params(m, l, 1);
         model_ernie_layer_fwd(m, l, x);
+        model_layer_params(m, l, 0);
         x = m->la[l].ln2;
     }
 
@@ -232,6 +234,7 @@ model_ernie_backward(struct model *m)
         const struct layer_acts *a = &m->la[l];
         const float *x = l ? m->la[l - 1].ln2 : m->emb_ln;
 
+        model_layer_params(m, l, 1);
         if (m->recompute == RECOMPUTE_FULL)
             model_ernie_layer_fwd(m, l, x);
         /* ln2 = LN(r2), r2 = ln1 + drop(fc2(act(fc(ln1)))) */
@@ -245,6 +248,7 @@ model_ernie_backward(struct model *m)
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
         model_attention_bwd(m, l, m->g0, m->g0, x, 0);
         model_layer_done(m, l);
+        model_layer_params(m, l, 0);
     }
 
     /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */

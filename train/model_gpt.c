@@ -102,7 +102,9 @@ model_gpt_forward(struct model *m)
                     model_site_seed(m, -1, SITE_EMB));
     x = m->emb;
     for (int l = 0; l < k->num_layers; l++) {
+        model_layer_params(m, l, 1);
         model_gpt_layer_fwd(m, l, x);
+        model_layer_params(m, l, 0);
         x = m->la[l].r2;
     }
     op->layernorm_fwd(m->lnf, m->lnf_mean, m->lnf_rstd, x, P(h->lnf_w),
@@ -135,6 +137,7 @@ model_gpt_backward(struct model *m)
         const struct layer_acts *a = &m->la[l];
         const float *x = l ? m->la[l - 1].r2 : m->emb;
 
+        model_layer_params(m, l, 1);
         if (m->recompute == RECOMPUTE_FULL)
             model_gpt_layer_fwd(m, l, x);
         /* r2 = r1 + drop(fc2(act(fc(LN2(r1))))) */
@@ -148,6 +151,7 @@ model_gpt_backward(struct model *m)
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, x,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
         model_layer_done(m, l);
+        model_layer_params(m, l, 0);
     }
     op->zero(m->g1, n * sizeof(float));
     op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->embedding_dropout),

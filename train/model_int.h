@@ -79,10 +79,21 @@ struct model {
     int B, T, M;
     struct forward_opts fo;
 
-    /* model_set_layer_hook() */
+    /* model_set_layer_hook(), model_set_param_hook() */
     void (*layer_hook)(void *ctx, int layer);
     void *layer_hook_ctx;
+    void (*param_hook)(void *ctx, int layer, int need);
+    void *param_hook_ctx;
 };
+
+/* Call the parameter hook, if any: layer l's parameters are needed (1)
+ * or done with (0). */
+static inline void
+model_layer_params(struct model *m, int l, int need)
+{
+    if (m->param_hook)
+        m->param_hook(m->param_hook_ctx, l, need);
+}
 
 /* Call the layer hook, if any, for layer l. */
 static inline void
