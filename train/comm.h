@@ -97,6 +97,14 @@ double comm_ring_bytes(const char *what, double S, int n);
 /* The sum of c->sent over every group. */
 double comm_sent_total(const struct comm *c);
 
+/* What the backends share: a group's name ("dp"; "?" out of range);
+ * c->error for a call on a group this rank is not in (returns -1); and
+ * the message of a collective stuck past --comm_timeout, on stderr. */
+const char *comm_group_name(enum comm_group g);
+int comm_not_in_group(struct comm *c, const char *what, enum comm_group g);
+void comm_report_stuck(const struct comm *c, const char *what,
+                       enum comm_group g, int size, double timeout);
+
 /* comm_single: one rank; every group is {0}; collectives copy or do
  * nothing; send/recv to anyone is an error (no peer). */
 struct comm *comm_single(void);

@@ -48,10 +48,6 @@ struct comm_mpi {
     enum comm_group req_group;
 };
 
-static const char *const group_names[COMM_N_GROUPS] = {
-    "world", "dp", "tp", "pp", "sharding", "embedding",
-};
-
 static long long
 now_ns(void)
 {
@@ -72,13 +68,8 @@ watchdog_main(void *arg)
         if (since && (now_ns() - since) / 1e9 > m->timeout) {
             int g = atomic_load(&m->busy_group);
 
-            fprintf(stderr,
-                    "train: rank %d: %s over the %s group (%d ranks) has "
-                    "waited more than %.0f s (--comm_timeout): a rank died, "
-                    "hangs or took another path; stopping every rank\n",
-                    m->base.rank, atomic_load(&m->busy_what), group_names[g],
-                    m->size[g], m->timeout);
-            fflush(stderr);
+            comm_report_stuck(&m->base, atomic_load(&m->busy_what),
+                              (enum comm_group)g, m->size[g], m->timeout);
             _exit(1); /* mpirun then ends the other ranks */
         }
         usleep(100000);
@@ -112,9 +103,7 @@ static MPI_Comm
 group_of(struct comm_mpi *m, enum comm_group g, const char *what)
 {
     if ((int)g < 0 || g >= COMM_N_GROUPS || m->group[g] == MPI_COMM_NULL) {
-        snprintf(m->base.error, sizeof(m->base.error),
-                 "%s: rank %d is not in the %s group", what, m->base.rank,
-                 (int)g >= 0 && g < COMM_N_GROUPS ? group_names[g] : "?");
+        comm_not_in_group(&m->base, what, g);
         return MPI_COMM_NULL;
     }
     return m->group[g];
@@ -131,7 +120,7 @@ failed(struct comm_mpi *m, int rc, const char *what, enum comm_group g)
         return 0;
     MPI_Error_string(rc, msg, &len);
     snprintf(m->base.error, sizeof(m->base.error),
-             "%s over the %s group: %.180s", what, group_names[g], msg);
+             "%s over the %s group: %.180s", what, comm_group_name(g), msg);
     return -1;
 }
 

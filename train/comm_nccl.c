@@ -36,10 +36,6 @@ struct comm_nccl {
     int pending;
 };
 
-static const char *const group_names[COMM_N_GROUPS] = {
-    "world", "dp", "tp", "pp", "sharding", "embedding",
-};
-
 static double
 now_s(void)
 {
@@ -80,7 +76,7 @@ wait_stream(struct comm_nccl *n, const char *what, enum comm_group g)
             return 0;
         if (ce != cudaErrorNotReady) {
             snprintf(n->base.error, sizeof(n->base.error),
-                     "%s over the %s group: %s", what, group_names[g],
+                     "%s over the %s group: %s", what, comm_group_name(g),
                      cudaGetErrorString(ce));
             return -1;
         }
@@ -89,17 +85,13 @@ wait_stream(struct comm_nccl *n, const char *what, enum comm_group g)
             fprintf(stderr,
                     "train: rank %d: %s over the %s group (%d ranks) failed: "
                     "%s; stopping every rank\n",
-                    n->base.rank, what, group_names[g], n->size[g],
+                    n->base.rank, what, comm_group_name(g), n->size[g],
                     ncclGetErrorString(async));
             abort_all(n);
             _exit(1);
         }
         if (n->timeout > 0 && now_s() - t0 > n->timeout) {
-            fprintf(stderr,
-                    "train: rank %d: %s over the %s group (%d ranks) has "
-                    "waited more than %.0f s (--comm_timeout): a rank died, "
-                    "hangs or took another path; stopping every rank\n",
-                    n->base.rank, what, group_names[g], n->size[g], n->timeout);
+            comm_report_stuck(&n->base, what, g, n->size[g], n->timeout);
             abort_all(n);
             _exit(1);
         }
@@ -112,9 +104,7 @@ static ncclComm_t
 group_of(struct comm_nccl *n, enum comm_group g, const char *what)
 {
     if ((int)g < 0 || g >= COMM_N_GROUPS || n->group[g] == NULL) {
-        snprintf(n->base.error, sizeof(n->base.error),
-                 "%s: rank %d is not in the %s group", what, n->base.rank,
-                 (int)g >= 0 && g < COMM_N_GROUPS ? group_names[g] : "?");
+        comm_not_in_group(&n->base, what, g);
         return NULL;
     }
     return n->group[g];
@@ -126,7 +116,7 @@ check(struct comm_nccl *n, ncclResult_t rc, const char *what, enum comm_group g)
     if (rc == ncclSuccess)
         return 0;
     snprintf(n->base.error, sizeof(n->base.error), "%s over the %s group: %s",
-             what, group_names[g], ncclGetErrorString(rc));
+             what, comm_group_name(g), ncclGetErrorString(rc));
     return -1;
 }
 

@@ -45,6 +45,36 @@ comm_layout_split(const struct comm_layout *l, int rank,
     key[COMM_EMBEDDING] = r_pp;
 }
 
+const char *
+comm_group_name(enum comm_group g)
+{
+    static const char *const names[COMM_N_GROUPS] = {
+        "world", "dp", "tp", "pp", "sharding", "embedding",
+    };
+
+    return (int)g >= 0 && g < COMM_N_GROUPS ? names[g] : "?";
+}
+
+int
+comm_not_in_group(struct comm *c, const char *what, enum comm_group g)
+{
+    snprintf(c->error, sizeof(c->error), "%s: rank %d is not in the %s group",
+             what, c->rank, comm_group_name(g));
+    return -1;
+}
+
+void
+comm_report_stuck(const struct comm *c, const char *what, enum comm_group g,
+                  int size, double timeout)
+{
+    fprintf(stderr,
+            "train: rank %d: %s over the %s group (%d ranks) has waited "
+            "more than %.0f s (--comm_timeout): a rank died, hangs or took "
+            "another path; stopping every rank\n",
+            c->rank, what, comm_group_name(g), size, timeout);
+    fflush(stderr);
+}
+
 double
 comm_sent_total(const struct comm *c)
 {
