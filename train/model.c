@@ -206,6 +206,19 @@ model_create_recompute(struct model **out, const struct model_config *cfg,
     rc = cfg->type == MODEL_GPT ? model_gpt_table(m) : model_ernie_table(m);
     if (rc < 0)
         goto oom;
+    /* Each layer's span, for the hooks that run per layer and step. */
+    for (int l = 0; l < cfg->num_layers; l++)
+        m->lo[l].first = SIZE_MAX;
+    for (size_t i = 0; i < m->table.n; i++) {
+        const struct param_tensor *t = &m->table.t[i];
+        struct layer_off *o;
+
+        if (t->layer < 0)
+            continue;
+        o = &m->lo[t->layer];
+        o->first = t->offset < o->first ? t->offset : o->first;
+        o->end = t->offset + t->numel > o->end ? t->offset + t->numel : o->end;
+    }
     m->params = ops->alloc(m->table.total * sizeof(float));
     m->grads = ops->alloc(m->table.total * sizeof(float));
     if (m->params == NULL || m->grads == NULL)
@@ -428,20 +441,12 @@ model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
 void
 model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
 {
-    *lo = SIZE_MAX;
-    *hi = 0;
-    for (size_t i = 0; i < m->table.n; i++) {
-        const struct param_tensor *t = &m->table.t[i];
-
-        if (t->layer != l)
-            continue;
-        if (t->offset < *lo)
-            *lo = t->offset;
-        if (t->offset + t->numel > *hi)
-            *hi = t->offset + t->numel;
-    }
-    if (*lo > *hi)
+    if (l < 0 || l >= m->cfg.num_layers || m->lo[l].first > m->lo[l].end) {
         *lo = *hi = 0;
+        return;
+    }
+    *lo = m->lo[l].first;
+    *hi = m->lo[l].end;
 }
 
 void

@@ -18,6 +18,7 @@ struct layer_off {
     size_t fc_w, fc_b;     /* C -> I */
     size_t fc2_w, fc2_b;   /* I -> C */
     size_t ln2_w, ln2_b;   /* ERNIE: after the MLP; GPT: before it */
+    size_t first, end;     /* the elements all of them span */
 };
 
 /* Offsets of the tensors outside the layers (unused ones stay 0). */
