@@ -240,6 +240,24 @@ main(int argc, char **argv)
             ok &= h[(size_t)k * m] == (float)k &&
                   h[(size_t)k * m + m - 1] == (float)k;
         check(ok, "all-gather in place");
+        /* equal-count reduce-scatter: slice r of the sum, to another
+         * buffer */
+        {
+            float *o = dev(m * sizeof(float));
+
+            for (size_t i = 0; i < (size_t)N * m; i++)
+                h[i] = val(r, i);
+            put(d, h, (size_t)N * m * sizeof(float));
+            check(c->reduce_scatter_sum(c, o, d, m, COMM_F32, G) == 0,
+                  c->error);
+            get(h, o, m * sizeof(float));
+            ok = 1;
+            for (size_t i = 0; i < m; i++)
+                ok &= h[i] == (float)(N * (N + 1) / 2 +
+                                      N * (int)(((size_t)r * m + i) % 7));
+            check(ok, "reduce-scatter: this rank's slice of the sum");
+            dev_free(o);
+        }
     }
 
     /* a ring of sends (several GPUs only) */
