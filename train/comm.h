@@ -48,6 +48,10 @@ struct comm {
     /* buf[0..n) = the sum over the group's ranks, in place. */
     int (*all_reduce_sum)(struct comm *c, void *buf, size_t n,
                           enum comm_dtype t, enum comm_group g);
+    /* buf[0..n) = the element-wise maximum over the group's ranks (the
+     * vocab-parallel cross-entropy's row maxima). */
+    int (*all_reduce_max)(struct comm *c, void *buf, size_t n,
+                          enum comm_dtype t, enum comm_group g);
     /* Nonblocking all-reduce: the sum lands in buf[0..n) once wait_all()
      * returns; buf must not be touched before.  test_all() lets the
      * started ones progress (MPI moves them only inside its calls). */

@@ -141,8 +141,8 @@ mpi_group_rank(const struct comm *c, enum comm_group g)
 }
 
 static int
-mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
-               enum comm_group g)
+mpi_all_reduce_op(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+                  enum comm_group g, MPI_Op op)
 {
     struct comm_mpi *m = (struct comm_mpi *)c;
     MPI_Comm mc = group_of(m, g, "all-reduce");
@@ -158,9 +158,23 @@ mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
         size_t k = n - off < PIECE ? n - off : PIECE;
 
         rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + off * es, (int)k,
-                           mpi_type(t), MPI_SUM, mc);
+                           mpi_type(t), op, mc);
     }
     return failed(m, rc, "all-reduce", g);
+}
+
+static int
+mpi_all_reduce(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+               enum comm_group g)
+{
+    return mpi_all_reduce_op(c, buf, n, t, g, MPI_SUM);
+}
+
+static int
+mpi_all_reduce_max(struct comm *c, void *buf, size_t n, enum comm_dtype t,
+                   enum comm_group g)
+{
+    return mpi_all_reduce_op(c, buf, n, t, g, MPI_MAX);
 }
 
 static int
@@ -534,6 +548,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.group_size = mpi_group_size;
     m->base.group_rank = mpi_group_rank;
     m->base.all_reduce_sum = mpi_all_reduce;
+    m->base.all_reduce_max = mpi_all_reduce_max;
     m->base.all_reduce_sum_start = mpi_all_reduce_start;
     m->base.test_all = mpi_test_all;
     m->base.wait_all = mpi_wait_all;

@@ -147,8 +147,8 @@ nccl_group_rank(const struct comm *c, enum comm_group g)
 }
 
 static int
-nccl_all_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
-                enum comm_group g)
+nccl_all_reduce_op(struct comm *c, void *buf, size_t count, enum comm_dtype t,
+                   enum comm_group g, ncclRedOp_t op)
 {
     struct comm_nccl *n = (struct comm_nccl *)c;
     ncclComm_t nc = group_of(n, g, "all-reduce");
@@ -158,8 +158,22 @@ nccl_all_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
     c->sent[g] += comm_ring_bytes(
         "all-reduce", (double)(count * comm_dtype_size(t)), n->size[g]);
     return finish(
-        n, ncclAllReduce(buf, buf, count, nccl_type(t), ncclSum, nc, n->stream),
+        n, ncclAllReduce(buf, buf, count, nccl_type(t), op, nc, n->stream),
         "all-reduce", g);
+}
+
+static int
+nccl_all_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
+                enum comm_group g)
+{
+    return nccl_all_reduce_op(c, buf, count, t, g, ncclSum);
+}
+
+static int
+nccl_all_reduce_max(struct comm *c, void *buf, size_t count, enum comm_dtype t,
+                    enum comm_group g)
+{
+    return nccl_all_reduce_op(c, buf, count, t, g, ncclMax);
 }
 
 static int
@@ -440,6 +454,7 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     n->base.group_size = nccl_group_size;
     n->base.group_rank = nccl_group_rank;
     n->base.all_reduce_sum = nccl_all_reduce;
+    n->base.all_reduce_max = nccl_all_reduce_max;
     n->base.all_reduce_sum_start = nccl_all_reduce_start;
     n->base.test_all = nccl_test_all;
     n->base.wait_all = nccl_wait_all;

@@ -224,6 +224,7 @@ static struct comm the_single = {
     .group_rank = single_group_rank,
     .all_reduce_sum = single_all_reduce,
     .all_reduce_sum_start = single_all_reduce,
+    .all_reduce_max = single_all_reduce,
     .test_all = single_none,
     .wait_all = single_none,
     .reduce_scatter_sum = single_copy,

@@ -27,6 +27,7 @@
 #include "optim.h"
 #include "safetensors.h"
 #include "tok.h"
+#include "tp_whole.h"
 #include "weights.h"
 
 /* ------------------------------------------------------------------------ */
@@ -352,6 +353,7 @@ struct run {
     int gbs;
     int dp, dp_rank; /* the data-parallel group: size, this rank's place */
     int sh, sh_rank; /* the sharding group */
+    int tp, tp_rank; /* the tensor-parallel group */
     /* The dp x sharding ranks that read different samples, and this
      * rank's place among them (sharding ranks are data parallel too). */
     int replicas, replica;
@@ -518,10 +520,10 @@ setup_comm(struct run *r)
         usage_error("--sharding_stage must be 1, 2 or 3");
     if (a->comm_timeout < 0)
         usage_error("--comm_timeout must not be negative");
-    if (a->tp > 1 || a->pp > 1)
-        usage_error("--tp %d, --pp %d: only data parallelism (--dp) and "
-                    "sharding stage 1 are implemented so far",
-                    a->tp, a->pp);
+    if (a->pp > 1)
+        usage_error("--pp %d: pipeline parallelism is not implemented yet "
+                    "(data, tensor and sharding parallelism are)",
+                    a->pp);
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -541,8 +543,25 @@ setup_comm(struct run *r)
     r->dp_rank = r->comm->group_rank(r->comm, COMM_DP);
     r->sh = r->comm->group_size(r->comm, COMM_SHARDING);
     r->sh_rank = r->comm->group_rank(r->comm, COMM_SHARDING);
+    r->tp = r->comm->group_size(r->comm, COMM_TP);
+    r->tp_rank = r->comm->group_rank(r->comm, COMM_TP);
     r->replicas = r->dp * r->sh;
     r->replica = r->sh_rank + r->sh * r->dp_rank;
+}
+
+/* The model's tensor-parallel all-reduce, over COMM_TP. */
+static void
+tp_all_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)
+{
+    struct comm *c = ((struct run *)ctx)->comm;
+    int rc = how == MODEL_MAX_F32
+                 ? c->all_reduce_max(c, buf, n, COMM_F32, COMM_TP)
+                 : c->all_reduce_sum(c, buf, n,
+                                     how == MODEL_SUM_F64 ? COMM_F64 : COMM_F32,
+                                     COMM_TP);
+
+    if (rc < 0)
+        fatal("tensor parallel: %s", c->error);
 }
 
 static void
@@ -601,15 +620,25 @@ setup(struct run *r)
     if (strcmp(a->recompute_granularity, "full") &&
         strcmp(a->recompute_granularity, "core_attn"))
         usage_error("--recompute_granularity must be full or core_attn");
-    if (model_create_recompute(&r->m, &r->cfg, op, a->micro_batch_size,
-                               a->max_seq_len,
-                               r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
-                               !a->use_recompute ? RECOMPUTE_NONE
-                               : strcmp(a->recompute_granularity, "full") == 0
-                                   ? RECOMPUTE_FULL
-                                   : RECOMPUTE_CORE_ATTN,
-                               err, sizeof(err)) < 0)
-        fatal("%s", err);
+    {
+        struct model_tp tp = { r->tp, r->tp_rank, tp_all_reduce, r };
+
+        if (r->tp > 1 &&
+            (r->cfg.num_heads % r->tp || r->cfg.intermediate_size % r->tp))
+            usage_error("--tp %d must divide the model's attention heads (%d) "
+                        "and intermediate size (%d) (%s)",
+                        r->tp, r->cfg.num_heads, r->cfg.intermediate_size,
+                        r->config_path);
+        if (model_create_tp(&r->m, &r->cfg, op, a->micro_batch_size,
+                            a->max_seq_len,
+                            r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
+                            !a->use_recompute ? RECOMPUTE_NONE
+                            : strcmp(a->recompute_granularity, "full") == 0
+                                ? RECOMPUTE_FULL
+                                : RECOMPUTE_CORE_ATTN,
+                            &tp, err, sizeof(err)) < 0)
+            fatal("%s", err);
+    }
     {
         /* Sharding: rank k of the group owns [off[k], off[k+1]) of the
          * flat buffers, cut anywhere (no tensor needs to divide). */
@@ -704,14 +733,23 @@ load_or_init(struct run *r)
         fatal("out of memory");
     if (ckpt_exists(last)) {
         struct optimizer full, *o = &r->opt;
+        struct tp_whole w;
 
         if (r->sh > 1) { /* read every moment, keep this rank's range */
             if (optim_create(&full, model_ops(r->m), model_table(r->m)) < 0)
                 fatal("out of memory reading the optimizer state");
             o = &full;
         }
-        if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0)
+        if (r->tp > 1) { /* read the whole model, keep this rank's part */
+            if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0)
+                fatal("cannot resume from %s: %s", last, err);
+            if (ckpt_load(last, w.m, &w.opt, &r->st, err, sizeof(err)) < 0 ||
+                tp_whole_scatter(&w, r->m, o, err, sizeof(err)) < 0)
+                fatal("cannot resume from %s: %s", last, err);
+            tp_whole_release(&w);
+        } else if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0) {
             fatal("cannot resume from %s: %s", last, err);
+        }
         if (o == &full) {
             take_moments(r, &full);
             optim_release(&full);
@@ -740,13 +778,25 @@ load_or_init(struct run *r)
         struct st_file *f;
         struct st_err se;
         size_t unused = 0;
+        struct tp_whole w;
+        struct model *into = r->m;
 
+        if (r->tp > 1) { /* the whole model, then this rank's part */
+            if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0)
+                fatal("--continue_training: %s", err);
+            into = w.m;
+        }
         if (st_open(&f, path, &se) < 0)
             fatal("--continue_training: %s", se.msg);
-        if (weights_load_buffer(model_table(r->m), model_ops(r->m),
-                                model_params(r->m), "", f, &unused, &se) < 0)
+        if (weights_load_buffer(model_table(into), model_ops(into),
+                                model_params(into), "", f, &unused, &se) < 0)
             fatal("--continue_training: %s: %s", path, se.msg);
         st_close(f);
+        if (r->tp > 1) {
+            if (tp_whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
+                fatal("--continue_training: %s", err);
+            tp_whole_release(&w);
+        }
         log_info("weights from %s%s", path,
                  unused ? " (some of its tensors are not in this model)" : "");
         free(path);
@@ -763,6 +813,11 @@ save(struct run *r, const char *name, int keep_backup)
     char *dir, err[1024];
     struct optimizer full;
     const struct optimizer *o = &r->opt;
+    struct model *m = r->m;
+    struct tp_whole w;
+    /* The ranks that hold what world rank 0 writes: its tensor-parallel
+     * group (every other replica holds the same). */
+    int writer = r->replica == 0;
 
     /* Checkpoints hold every moment (global coordinates), so a sharded
      * run gathers them first; all ranks take part. */
@@ -772,16 +827,25 @@ save(struct run *r, const char *name, int keep_backup)
     }
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
         stage3_params(r, l, 1);
+    if (r->tp > 1 && writer) { /* whole tensors from the parts */
+        if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0 ||
+            tp_whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
+            fatal("step %lld: cannot save: %s", (long long)r->st.global_step,
+                  err);
+        m = w.m;
+    }
     if (r->comm->rank == 0) { /* the same weights and moments everywhere */
         if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
             fatal("out of memory");
-        if (ckpt_save(dir, r->m, o, &r->st, r->args_json, r->vocab_path,
-                      keep_backup, err, sizeof(err)) < 0)
+        if (ckpt_save(dir, m, m == r->m ? o : &w.opt, &r->st, r->args_json,
+                      r->vocab_path, keep_backup, err, sizeof(err)) < 0)
             fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
                   dir, err);
         log_info("saved %s", dir);
         free(dir);
     }
+    if (m != r->m)
+        tp_whole_release(&w);
     if (o == &full)
         optim_release(&full);
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
@@ -1065,7 +1129,7 @@ train_loop(struct run *r)
                 shard_region(r, 0, r->layers_lo);
                 shard_region(r, r->layers_hi, model_table(r->m)->total);
             }
-            r->flops += train_flops(&r->cfg, b.B, b.T, b.M);
+            r->flops += train_flops(&r->cfg, b.B, b.T, b.M) / r->tp;
             acc.loss += L.loss;
             acc.lm_loss += L.lm_loss;
             acc.sop_loss += L.sop_loss;
@@ -1075,13 +1139,18 @@ train_loop(struct run *r)
                 pause(); /* a hung rank, for the watchdog tests */
         reduce_grads(r, step);
         {
-            /* The global norm: each sharding rank has its range. */
-            double ss = optim_grad_sumsq(&r->opt, model_grads(r->m));
+            /* The global norm: each sharding rank has its range; the
+             * tensor-parallel ranks each a part of the split tensors and
+             * the same replicated ones (counted once). */
+            double ss[2];
 
-            if (r->sh > 1 && r->comm->all_reduce_sum(r->comm, &ss, 1, COMM_F64,
-                                                     COMM_SHARDING) < 0)
+            optim_grad_sumsq_split(&r->opt, model_grads(r->m), &ss[0], &ss[1]);
+            if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, 2, COMM_F64,
+                                                      COMM_SHARDING) < 0) ||
+                (r->tp > 1 && r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64,
+                                                      COMM_TP) < 0))
                 fatal("global step %lld: %s", (long long)step, r->comm->error);
-            norm = sqrt(ss);
+            norm = sqrt(ss[0] + ss[1]);
         }
         if (optim_apply(&r->opt, model_params(r->m), model_grads(r->m), lr,
                         &r->adam, norm) < 0)
@@ -1218,9 +1287,10 @@ main(int argc, char **argv)
              model_activation_bytes(r.m) / 1e6, r.accumulate,
              model_ops(r.m)->name, r.peak_gflops,
              r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
-    log_info("ranks: %d (%s); data parallel %d x sharding %d (stage %d), "
-             "this rank's data slice %d",
-             g_world, r.comm->name, r.dp, r.sh, r.a.sharding_stage, r.replica);
+    log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
+             "x data parallel %d, this rank's data slice %d",
+             g_world, r.comm->name, r.tp, r.sh, r.a.sharding_stage, r.dp,
+             r.replica);
     {
         /* fp32 parameters and gradients, AdamW's two moments (of this
          * rank's range when sharded). */

@@ -52,11 +52,11 @@ carve(struct carver *c, size_t bytes)
 /* One layer's activations (the attention probabilities only if TT). */
 static void
 carve_layer(struct carver *c, struct layer_acts *a, size_t BT, size_t C,
-            size_t I, size_t TT)
+            size_t Cl, size_t I, size_t TT)
 {
-    a->qkv = CF(3 * BT * C);
+    a->qkv = CF(3 * BT * Cl);
     a->att = TT ? CF(TT) : NULL;
-    a->atty = CF(BT * C);
+    a->atty = CF(BT * Cl);
     a->r1 = CF(BT * C);
     a->ln1 = CF(BT * C);
     a->ln1_mean = CF(BT);
@@ -74,9 +74,10 @@ layout_acts(struct model *m, struct carver *c)
 {
     const struct model_config *k = &m->cfg;
     size_t BT = (size_t)m->max_B * (size_t)m->max_T, C = (size_t)k->hidden_size;
-    size_t I = (size_t)k->intermediate_size, NH = (size_t)k->num_heads;
+    /* This rank's part under tensor parallelism: heads, MLP, vocab. */
+    size_t Cl = (size_t)m->Cl, I = (size_t)m->Il, NH = (size_t)m->NHl;
     size_t TT = (size_t)m->max_T * (size_t)m->max_T * NH * (size_t)m->max_B;
-    size_t V = (size_t)k->vocab_size, B = (size_t)m->max_B;
+    size_t V = (size_t)m->Vl, B = (size_t)m->max_B;
     size_t M = (size_t)m->max_M;
     size_t rows = k->type == MODEL_GPT ? BT : M;
 
@@ -87,7 +88,7 @@ layout_acts(struct model *m, struct carver *c)
      * each layer's output (the next layer's input); core_attn: the
      * attention probabilities shared. */
     if (m->recompute == RECOMPUTE_FULL)
-        carve_layer(c, &one, BT, C, I, TT);
+        carve_layer(c, &one, BT, C, Cl, I, TT);
     else if (m->recompute == RECOMPUTE_CORE_ATTN)
         shared_att = CF(TT);
     for (int l = 0; l < k->num_layers; l++) {
@@ -103,25 +104,28 @@ layout_acts(struct model *m, struct carver *c)
         }
         /* (In the counting pass the pointers are all NULL.) */
         if (m->recompute == RECOMPUTE_CORE_ATTN) {
-            carve_layer(c, a, BT, C, I, 0);
+            carve_layer(c, a, BT, C, Cl, I, 0);
             a->att = shared_att;
         } else {
-            carve_layer(c, a, BT, C, I, TT);
+            carve_layer(c, a, BT, C, Cl, I, TT);
         }
     }
     m->emb = CF(BT * C);
     m->tmp = CF(BT * C);
     m->logits = CF(rows * V);
     m->losses = CF(rows ? rows : 1);
+    m->rowmax = CF(rows ? rows : 1);
+    m->xsums = (double *)carve(c, 2 * (rows ? rows : 1) * sizeof(double));
     m->g0 = CF(BT * C);
     m->g1 = CF(BT * C);
     m->g2 = CF(BT * C);
     m->g3 = CF(BT * C);
-    m->gq = CF(3 * BT * C);
+    m->gq = CF(3 * BT * Cl);
     m->gi0 = CF(BT * I);
     m->gi1 = CF(BT * I);
     m->gatt = CF(TT);
     m->ids = CI(BT);
+    m->vids = m->tp.size > 1 ? CI(BT) : m->ids;
     m->pos_ids = CI(BT);
     m->labels = CI(BT);
     if (k->type == MODEL_GPT) {
@@ -173,7 +177,18 @@ model_create_recompute(struct model **out, const struct model_config *cfg,
                        const struct ops *ops, int max_B, int max_T, int max_M,
                        enum model_recompute recompute, char *err, size_t errlen)
 {
+    return model_create_tp(out, cfg, ops, max_B, max_T, max_M, recompute, NULL,
+                           err, errlen);
+}
+
+int
+model_create_tp(struct model **out, const struct model_config *cfg,
+                const struct ops *ops, int max_B, int max_T, int max_M,
+                enum model_recompute recompute, const struct model_tp *tp,
+                char *err, size_t errlen)
+{
     struct model *m;
+    int n = tp && tp->size > 1 ? tp->size : 1;
     struct config_err ce;
     struct carver c = { NULL, 0 };
     int rc;
@@ -189,16 +204,33 @@ model_create_recompute(struct model **out, const struct model_config *cfg,
         return fail(err, errlen,
                     "sequence length %d exceeds the model's %d positions",
                     max_T, cfg->max_position);
+    if (n > 1 && (cfg->num_heads % n || cfg->intermediate_size % n ||
+                  tp->rank < 0 || tp->rank >= n || tp->all_reduce == NULL))
+        return fail(err, errlen,
+                    "tensor parallel degree %d must divide the attention "
+                    "heads (%d) and the intermediate size (%d)",
+                    n, cfg->num_heads, cfg->intermediate_size);
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return fail(err, errlen, "out of memory");
     m->cfg = *cfg;
+    if (n > 1)
+        m->tp = *tp;
+    m->tp.size = n;
+    m->Cl = cfg->hidden_size / n;
+    m->NHl = cfg->num_heads / n;
+    m->h0 = m->tp.rank * m->NHl;
+    m->Il = cfg->intermediate_size / n;
+    m->Vl = (cfg->vocab_size + n - 1) / n;
+    m->v0 = m->tp.rank * m->Vl;
+    m->V_valid =
+        cfg->vocab_size - m->v0 < m->Vl ? cfg->vocab_size - m->v0 : m->Vl;
     m->ops = ops;
     m->max_B = max_B;
     m->max_T = max_T;
     m->max_M = cfg->type == MODEL_ERNIE ? max_M : 0;
     m->recompute = recompute;
-    params_init(&m->table);
+    params_init_tp(&m->table, n, m->tp.rank);
     m->lo = calloc((size_t)cfg->num_layers, sizeof(*m->lo));
     m->la = calloc((size_t)cfg->num_layers, sizeof(*m->la));
     if (m->lo == NULL || m->la == NULL)
@@ -330,6 +362,43 @@ upload_ids(struct model *m, int32_t *dst, const int32_t *src, size_t n,
     return 0;
 }
 
+/* Tensor parallelism: the ids as rows of this rank's shard of the vocab,
+ * -1 for the other shards'. */
+static void
+upload_vocab_ids(struct model *m, const int32_t *ids, size_t n)
+{
+    int32_t *h = m->host_scratch;
+
+    if (m->tp.size == 1)
+        return;
+    for (size_t i = 0; i < n; i++)
+        h[i] = ids[i] >= m->v0 && ids[i] < m->v0 + m->V_valid ? ids[i] - m->v0
+                                                              : -1;
+    m->ops->upload(m->vids, h, n * sizeof(int32_t));
+}
+
+void
+model_lm_xent(struct model *m, const int32_t *targets, int rows)
+{
+    const struct ops *op = m->ops;
+    float *d = m->fo.grad_scale > 0 ? m->logits : NULL;
+    float dscale = m->fo.grad_scale / (float)rows;
+
+    if (m->tp.size == 1) {
+        op->xent(m->losses, d, m->logits, targets, rows, m->Vl, dscale);
+        return;
+    }
+    /* Vocab-parallel (Megatron): the max and the sums meet over the
+     * ranks; no rank ever holds a whole row. */
+    op->xent_max(m->rowmax, m->logits, rows, m->Vl, m->V_valid);
+    m->tp.all_reduce(m->tp.ctx, m->rowmax, (size_t)rows, MODEL_MAX_F32);
+    op->xent_partial(m->xsums, m->logits, m->rowmax, targets, rows, m->Vl,
+                     m->V_valid, m->v0);
+    m->tp.all_reduce(m->tp.ctx, m->xsums, 2 * (size_t)rows, MODEL_SUM_F64);
+    op->xent_finish(m->losses, d, m->logits, m->rowmax, m->xsums, targets, rows,
+                    m->Vl, m->V_valid, m->v0, dscale);
+}
+
 static int
 upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
 {
@@ -353,6 +422,7 @@ upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
     if (k->binary_head && upload_ids(m, m->sop_lab, b->sop_labels, (size_t)b->B,
                                      0, 2, "sop_labels", err, errlen) < 0)
         return -1;
+    upload_vocab_ids(m, b->input_ids, BT);
     for (size_t i = 0; i < BT; i++)
         h[i] = k->task_id;
     m->ops->upload(m->task_ids, h, BT * sizeof(int32_t));
@@ -393,6 +463,7 @@ model_forward(struct model *m, const struct batch *b,
             upload_ids(m, m->labels, b->labels, BT, -1, k->vocab_size, "labels",
                        err, errlen) < 0)
             return -1;
+        upload_vocab_ids(m, b->input_ids, BT);
         model_gpt_forward(m);
     } else {
         if (upload_ernie(m, b, err, errlen) < 0)

@@ -60,6 +60,19 @@ enum model_recompute {
     RECOMPUTE_CORE_ATTN,
 };
 
+/* Tensor parallelism (Megatron): the model is rank `rank` of `size`; it
+ * keeps its part of each split tensor (heads, MLP columns, a shard of the
+ * vocab) and calls all_reduce on the tensor-parallel group where the
+ * partial results meet (in place, over the backend's memory; the callee
+ * handles failures). */
+enum model_reduce { MODEL_SUM_F32, MODEL_SUM_F64, MODEL_MAX_F32 };
+
+struct model_tp {
+    int size, rank;
+    void (*all_reduce)(void *ctx, void *buf, size_t n, enum model_reduce how);
+    void *ctx;
+};
+
 /* model_create: build the tensor table of cfg and allocate parameters,
  * gradients and activations for micro-batches of at most max_B x max_T
  * tokens and max_M masked slots (ERNIE).  Parameters are uninitialised:
@@ -70,6 +83,12 @@ int model_create_recompute(struct model **out, const struct model_config *cfg,
                            const struct ops *ops, int max_B, int max_T,
                            int max_M, enum model_recompute recompute, char *err,
                            size_t errlen);
+/* model_create_tp: also tensor parallel (tp NULL or size 1: whole).  The
+ * heads, the intermediate size must divide by tp->size. */
+int model_create_tp(struct model **out, const struct model_config *cfg,
+                    const struct ops *ops, int max_B, int max_T, int max_M,
+                    enum model_recompute recompute, const struct model_tp *tp,
+                    char *err, size_t errlen);
 int model_create(struct model **out, const struct model_config *cfg,
                  const struct ops *ops, int max_B, int max_T, int max_M,
                  char *err, size_t errlen);

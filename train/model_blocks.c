@@ -28,6 +28,29 @@ model_drop_p(const struct model *m, float p)
     return m->fo.dropout ? p : 0.0f;
 }
 
+/* The backward of a column-parallel linear [BT, C] -> [BT, N] (this
+ * rank's N columns): its weight and bias gradients, and dx += the input
+ * gradient summed over the ranks (their partial sums go through scratch,
+ * BT x C floats, as dx already holds other gradients). */
+static void
+model_column_bwd(struct model *m, float *dx, float *dw, float *db,
+                 const float *dy, const float *x, const float *w, int N,
+                 float *scratch)
+{
+    const struct ops *op = m->ops;
+    int BT = m->B * m->T, C = m->cfg.hidden_size;
+    size_t n = (size_t)BT * (size_t)C;
+
+    if (m->tp.size == 1) {
+        op->linear_bwd(dx, dw, db, dy, x, w, BT, C, N);
+        return;
+    }
+    op->zero(scratch, n * sizeof(float));
+    op->linear_bwd(scratch, dw, db, dy, x, w, BT, C, N);
+    model_tp_sum(m, scratch, n);
+    op->accumulate(dx, scratch, n);
+}
+
 void
 model_attention_fwd(struct model *m, int l, const float *x, int causal,
                     const float *key_bias)
@@ -36,14 +59,18 @@ model_attention_fwd(struct model *m, int l, const float *x, int causal,
     const struct model_config *k = &m->cfg;
     const struct layer_off *o = &m->lo[l];
     struct layer_acts *a = &m->la[l];
-    int BT = m->B * m->T, C = k->hidden_size;
+    int BT = m->B * m->T, C = k->hidden_size, Cl = m->Cl;
 
-    op->linear_fwd(a->qkv, x, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * C);
-    op->attention_fwd(a->atty, a->att, a->qkv, key_bias, m->B, m->T, C,
-                      k->num_heads, causal,
+    /* Column-parallel q, k, v (this rank's heads), row-parallel output
+     * projection: the ranks' partial sums meet in one all-reduce. */
+    op->linear_fwd(a->qkv, x, P(o->qkv_w), P(o->qkv_b), BT, C, 3 * Cl);
+    op->attention_fwd(a->atty, a->att, a->qkv, key_bias, m->B, m->T, Cl, m->NHl,
+                      m->h0, k->num_heads, causal,
                       model_drop_p(m, k->attention_dropout),
                       model_site_seed(m, l, SITE_ATT_PROBS));
-    op->linear_fwd(m->tmp, a->atty, P(o->proj_w), P(o->proj_b), BT, C, C);
+    op->linear_fwd(m->tmp, a->atty, P(o->proj_w), ROW_BIAS(o->proj_b), BT, Cl,
+                   C);
+    model_tp_sum(m, m->tmp, (size_t)BT * (size_t)C);
     op->dropout_fwd(m->tmp, m->tmp, (size_t)BT * (size_t)C,
                     model_drop_p(m, k->hidden_dropout),
                     model_site_seed(m, l, SITE_ATT_OUT));
@@ -56,11 +83,13 @@ model_mlp_fwd(struct model *m, int l, const float *x)
     const struct model_config *k = &m->cfg;
     const struct layer_off *o = &m->lo[l];
     struct layer_acts *a = &m->la[l];
-    int BT = m->B * m->T, C = k->hidden_size, I = k->intermediate_size;
+    int BT = m->B * m->T, C = k->hidden_size, I = m->Il;
 
     op->linear_fwd(a->fch, x, P(o->fc_w), P(o->fc_b), BT, C, I);
     op->act_fwd(a->fch_act, a->fch, (size_t)BT * (size_t)I, k->hidden_act);
-    op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), P(o->fc2_b), BT, I, C);
+    op->linear_fwd(m->tmp, a->fch_act, P(o->fc2_w), ROW_BIAS(o->fc2_b), BT, I,
+                   C);
+    model_tp_sum(m, m->tmp, (size_t)BT * (size_t)C);
     op->dropout_fwd(m->tmp, m->tmp, (size_t)BT * (size_t)C,
                     model_drop_p(m, k->hidden_dropout),
                     model_site_seed(m, l, SITE_MLP_OUT));
@@ -74,27 +103,27 @@ model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
     const struct model_config *k = &m->cfg;
     const struct layer_off *o = &m->lo[l];
     const struct layer_acts *a = &m->la[l];
-    int BT = m->B * m->T, C = k->hidden_size;
-    size_t n = (size_t)BT * (size_t)C;
+    int BT = m->B * m->T, C = k->hidden_size, Cl = m->Cl;
+    size_t n = (size_t)BT * (size_t)C, nl = (size_t)BT * (size_t)Cl;
 
     op->zero(m->g2, n * sizeof(float));
     op->dropout_bwd(m->g2, dout, n, model_drop_p(m, k->hidden_dropout),
                     model_site_seed(m, l, SITE_ATT_OUT));
-    op->zero(m->g3, n * sizeof(float));
+    op->zero(m->g3, nl * sizeof(float));
     op->linear_bwd(m->g3, G(o->proj_w), G(o->proj_b), m->g2, a->atty,
-                   P(o->proj_w), BT, C, C);
+                   P(o->proj_w), BT, Cl, C);
     if (m->recompute == RECOMPUTE_CORE_ATTN) /* the shared probabilities */
         op->attention_fwd(a->atty, a->att, a->qkv, causal ? NULL : m->key_bias,
-                          m->B, m->T, C, k->num_heads, causal,
+                          m->B, m->T, Cl, m->NHl, m->h0, k->num_heads, causal,
                           model_drop_p(m, k->attention_dropout),
                           model_site_seed(m, l, SITE_ATT_PROBS));
-    op->zero(m->gq, 3 * n * sizeof(float));
-    op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, m->B, m->T, C,
-                      k->num_heads, causal,
+    op->zero(m->gq, 3 * nl * sizeof(float));
+    op->attention_bwd(m->gq, m->gatt, m->g3, a->qkv, a->att, m->B, m->T, Cl,
+                      m->NHl, m->h0, k->num_heads, causal,
                       model_drop_p(m, k->attention_dropout),
                       model_site_seed(m, l, SITE_ATT_PROBS));
-    op->linear_bwd(dx, G(o->qkv_w), G(o->qkv_b), m->gq, x, P(o->qkv_w), BT, C,
-                   3 * C);
+    model_column_bwd(m, dx, G(o->qkv_w), G(o->qkv_b), m->gq, x, P(o->qkv_w),
+                     3 * Cl, m->g3);
 }
 
 void
@@ -105,7 +134,7 @@ model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
     const struct model_config *k = &m->cfg;
     const struct layer_off *o = &m->lo[l];
     const struct layer_acts *a = &m->la[l];
-    int BT = m->B * m->T, C = k->hidden_size, I = k->intermediate_size;
+    int BT = m->B * m->T, C = k->hidden_size, I = m->Il;
     size_t n = (size_t)BT * (size_t)C, nI = (size_t)BT * (size_t)I;
 
     op->zero(m->g2, n * sizeof(float));
@@ -116,5 +145,6 @@ model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
                    P(o->fc2_w), BT, I, C);
     op->zero(m->gi1, nI * sizeof(float));
     op->act_bwd(m->gi1, m->gi0, a->fch, nI, k->hidden_act);
-    op->linear_bwd(dx, G(o->fc_w), G(o->fc_b), m->gi1, x, P(o->fc_w), BT, C, I);
+    model_column_bwd(m, dx, G(o->fc_w), G(o->fc_b), m->gi1, x, P(o->fc_w), I,
+                     m->g2);
 }

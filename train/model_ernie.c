@@ -138,12 +138,14 @@ model_ernie_forward(struct model *m)
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
     int B = m->B, T = m->T, M = m->M, BT = B * T;
-    int C = k->hidden_size, V = k->vocab_size;
+    int C = k->hidden_size, V = m->Vl;
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
-    /* Embeddings. */
-    op->embed_fwd(m->emb, m->ids, P(h->word), BT, C, 0);
+    /* Embeddings (the words vocab-parallel: each rank looks up the ids of
+     * its shard; the others' rows are 0, so the sum is exact). */
+    op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
+    model_tp_sum(m, m->emb, n);
     op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
     op->embed_fwd(m->emb, m->type_ids, P(h->type), BT, C, 1);
     if (k->use_task_id)
@@ -170,8 +172,7 @@ model_ernie_forward(struct model *m)
     op->layernorm_fwd(m->mln, m->mm, m->mr, m->mta, P(h->mlm_ln_w),
                       P(h->mlm_ln_b), M, C, k->layer_norm_eps);
     op->linear_fwd(m->logits, m->mln, P(h->word), P(h->mlm_bias), M, C, V);
-    op->xent(m->losses, m->fo.grad_scale > 0 ? m->logits : NULL, m->logits,
-             m->mlab, M, V, m->fo.grad_scale / (float)M);
+    model_lm_xent(m, m->mlab, M);
 
     /* Pooler and SOP head. */
     if (k->binary_head) {
@@ -194,7 +195,7 @@ model_ernie_backward(struct model *m)
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
     int B = m->B, T = m->T, M = m->M, BT = B * T;
-    int C = k->hidden_size, V = k->vocab_size;
+    int C = k->hidden_size, V = m->Vl;
     size_t n = (size_t)BT * (size_t)C;
     size_t nM = (size_t)M * (size_t)C, nB = (size_t)B * (size_t)C;
 
@@ -205,6 +206,7 @@ model_ernie_backward(struct model *m)
     op->zero(m->gm0, nM * sizeof(float));
     op->linear_bwd(m->gm0, G(h->word), G(h->mlm_bias), m->logits, m->mln,
                    P(h->word), M, C, V);
+    model_tp_sum(m, m->gm0, nM);
     op->zero(m->gm1, nM * sizeof(float));
     op->layernorm_bwd(m->gm1, G(h->mlm_ln_w), G(h->mlm_ln_b), m->gm0, m->mta,
                       P(h->mlm_ln_w), m->mm, m->mr, M, C);
@@ -258,7 +260,11 @@ model_ernie_backward(struct model *m)
     op->zero(m->g2, n * sizeof(float));
     op->layernorm_bwd(m->g2, G(h->emb_ln_w), G(h->emb_ln_b), m->g1, m->emb,
                       P(h->emb_ln_w), m->emb_mean, m->emb_rstd, BT, C);
-    op->embed_bwd(G(h->word), m->g2, m->ids, BT, C, k->pad_token_id);
+    op->embed_bwd(G(h->word), m->g2, m->vids, BT, C,
+                  k->pad_token_id >= m->v0 &&
+                          k->pad_token_id < m->v0 + m->V_valid
+                      ? k->pad_token_id - m->v0
+                      : -1);
     op->embed_bwd(G(h->pos), m->g2, m->pos_ids, BT, C, -1);
     op->embed_bwd(G(h->type), m->g2, m->type_ids, BT, C, -1);
     if (k->use_task_id)

@@ -38,9 +38,9 @@ model_gpt_table(struct model *m)
         rc |= model_add_tensor(m, &o->ln1_b, NAME("ln_1.bias"), C, 0,
                                TP_REPLICATED, l, INIT_ZEROS, 0, 0);
         rc |= model_add_tensor(m, &o->qkv_w, NAME("attn.c_attn.weight"), 3 * C,
-                               C, TP_COLUMN, l, INIT_NORMAL, std, 1);
+                               C, TP_COLUMN_QKV, l, INIT_NORMAL, std, 1);
         rc |= model_add_tensor(m, &o->qkv_b, NAME("attn.c_attn.bias"), 3 * C, 0,
-                               TP_COLUMN, l, INIT_ZEROS, 0, 0);
+                               TP_COLUMN_QKV, l, INIT_ZEROS, 0, 0);
         rc |= model_add_tensor(m, &o->proj_w, NAME("attn.c_proj.weight"), C, C,
                                TP_ROW, l, INIT_NORMAL, std_res, 1);
         rc |= model_add_tensor(m, &o->proj_b, NAME("attn.c_proj.bias"), C, 0,
@@ -92,11 +92,13 @@ model_gpt_forward(struct model *m)
     const struct ops *op = m->ops;
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
-    int BT = m->B * m->T, C = k->hidden_size, V = k->vocab_size;
+    int BT = m->B * m->T, C = k->hidden_size, V = m->Vl;
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
-    op->embed_fwd(m->emb, m->ids, P(h->word), BT, C, 0);
+    /* Vocab-parallel: each rank looks up the ids of its shard. */
+    op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
+    model_tp_sum(m, m->emb, n);
     op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
     op->dropout_fwd(m->emb, m->emb, n, model_drop_p(m, k->embedding_dropout),
                     model_site_seed(m, -1, SITE_EMB));
@@ -110,8 +112,7 @@ model_gpt_forward(struct model *m)
     op->layernorm_fwd(m->lnf, m->lnf_mean, m->lnf_rstd, x, P(h->lnf_w),
                       P(h->lnf_b), BT, C, k->layer_norm_eps);
     op->linear_fwd(m->logits, m->lnf, P(h->word), NULL, BT, C, V);
-    op->xent(m->losses, m->fo.grad_scale > 0 ? m->logits : NULL, m->logits,
-             m->labels, BT, V, m->fo.grad_scale / (float)BT);
+    model_lm_xent(m, m->labels, BT);
 }
 
 void
@@ -120,7 +121,7 @@ model_gpt_backward(struct model *m)
     const struct ops *op = m->ops;
     const struct model_config *k = &m->cfg;
     const struct head_off *h = &m->ho;
-    int BT = m->B * m->T, C = k->hidden_size, V = k->vocab_size;
+    int BT = m->B * m->T, C = k->hidden_size, V = m->Vl;
     size_t n = (size_t)BT * (size_t)C;
 
     /* LM head and final norm; g0 then carries the residual stream's
@@ -128,6 +129,7 @@ model_gpt_backward(struct model *m)
     op->zero(m->g1, n * sizeof(float));
     op->linear_bwd(m->g1, G(h->word), NULL, m->logits, m->lnf, P(h->word), BT,
                    C, V);
+    model_tp_sum(m, m->g1, n);
     op->zero(m->g0, n * sizeof(float));
     op->layernorm_bwd(m->g0, G(h->lnf_w), G(h->lnf_b), m->g1,
                       m->la[k->num_layers - 1].r2, P(h->lnf_w), m->lnf_mean,
@@ -156,6 +158,6 @@ model_gpt_backward(struct model *m)
     op->zero(m->g1, n * sizeof(float));
     op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->embedding_dropout),
                     model_site_seed(m, -1, SITE_EMB));
-    op->embed_bwd(G(h->word), m->g1, m->ids, BT, C, -1);
+    op->embed_bwd(G(h->word), m->g1, m->vids, BT, C, -1);
     op->embed_bwd(G(h->pos), m->g1, m->pos_ids, BT, C, -1);
 }

@@ -46,6 +46,11 @@ struct layer_acts {
 struct model {
     struct model_config cfg;
     const struct ops *ops;
+    /* Tensor parallelism: this rank's sizes (C/tp of the attention, heads,
+     * I/tp of the MLP, rows of the padded vocab of which V_valid real,
+     * starting at v0, and its first head h0); tp.size 1 without. */
+    struct model_tp tp;
+    int Cl, NHl, Il, Vl, V_valid, v0, h0;
     struct param_table table;
     struct layer_off *lo;
     struct head_off ho;
@@ -62,6 +67,8 @@ struct model {
     float *tmp;      /* [BT, C] projection output before the residual */
     float *logits;   /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
     float *losses;   /* [BT] or [M] per-row CE */
+    float *rowmax;   /* [BT] or [M]: vocab-parallel CE's maxima */
+    double *xsums;   /* [2 BT] or [2 M]: its sums */
     float *key_bias; /* [BT] ERNIE additive mask */
     float *lnf, *lnf_mean, *lnf_rstd; /* GPT final norm */
     /* ERNIE heads */
@@ -72,6 +79,7 @@ struct model {
     float *gm0, *gm1, *gm2, *gb0, *gb1, *gb2;
     /* Ids in backend memory */
     int32_t *ids, *type_ids, *pos_ids, *task_ids, *labels, *mpos, *mlab;
+    int32_t *vids; /* ids in this rank's shard of the vocab, else -1 */
     int32_t *cls_rows, *sop_lab;
     int32_t *host_scratch; /* [BT] for building id arrays */
     float *host_f;         /* [max(BT, M)]: key mask, per-row losses */
@@ -103,6 +111,22 @@ model_layer_done(struct model *m, int l)
     if (m->layer_hook)
         m->layer_hook(m->layer_hook_ctx, l);
 }
+
+/* Tensor parallelism: the group's sum of x[0..n) in place (nothing
+ * without). */
+static inline void
+model_tp_sum(struct model *m, float *x, size_t n)
+{
+    if (m->tp.size > 1)
+        m->tp.all_reduce(m->tp.ctx, x, n, MODEL_SUM_F32);
+}
+
+/* The row-parallel bias: added once, by rank 0, before the sum. */
+#define ROW_BIAS(off) (m->tp.rank == 0 ? P(off) : NULL)
+
+/* The head's logits over this rank's shard of the vocab, their CE into
+ * m->losses and (grad_scale > 0) their gradient in place. */
+void model_lm_xent(struct model *m, const int32_t *targets, int rows);
 
 /* Dropout sites of a layer (or of the embeddings, layer -1), and the seed
  * of one: layer l, site k. */

@@ -59,11 +59,12 @@ struct ops {
                        const float *x, const float *w, int M, int K, int N);
 
     /* y[i,:] = table[ids[i],:] (accumulate == 0) or += (accumulate != 0),
-     * for i < n; C columns. */
+     * for i < n; C columns.  A negative id reads as a row of zeros (a
+     * token another tensor-parallel rank's shard of the vocab holds). */
     void (*embed_fwd)(float *y, const int32_t *ids, const float *table, int n,
                       int C, int accumulate);
     /* dtable[ids[i],:] += dy[i,:], except rows whose id == skip_id (the
-     * padding_idx of torch.nn.Embedding; -1 for none). */
+     * padding_idx of torch.nn.Embedding; -1 for none) and negative ids. */
     void (*embed_bwd)(float *dtable, const float *dy, const int32_t *ids, int n,
                       int C, int32_t skip_id);
 
@@ -101,15 +102,21 @@ struct ops {
      * padding; may be NULL), causal != 0 masks keys after the query (as
      * -inf: probability exactly 0); att[B,NH,T,T] = softmax(scores) is
      * saved for backward; probs dropped with (p, seed) as above, then
-     * out[B,T,C] = probs . v with heads side by side. */
+     * out[B,T,C] = probs . v with heads side by side.  The heads are
+     * heads h0..h0+NH-1 of a model with NH_all (tensor parallelism splits
+     * them): probability (b, h, i, j) draws dropout element
+     * ((b * NH_all + h0 + h) * T + i) * T + j, so every split draws the
+     * masks of the whole model (h0 = 0, NH_all = NH without a split). */
     void (*attention_fwd)(float *out, float *att, const float *qkv,
                           const float *key_bias, int B, int T, int C, int NH,
-                          int causal, float p, uint64_t seed);
+                          int h0, int NH_all, int causal, float p,
+                          uint64_t seed);
     /* dqkv[B,T,3C] += the gradient of out given dout[B,T,C]; scratch holds
      * B*NH*T*T floats (contents undefined on return). */
     void (*attention_bwd)(float *dqkv, float *scratch, const float *dout,
                           const float *qkv, const float *att, int B, int T,
-                          int C, int NH, int causal, float p, uint64_t seed);
+                          int C, int NH, int h0, int NH_all, int causal,
+                          float p, uint64_t seed);
 
     /* Softmax cross-entropy per row of logits[n,V]: losses[i] =
      * logsumexp(row) - row[t_i] for targets t_i >= 0, 0 where t_i < 0
@@ -118,6 +125,27 @@ struct ops {
      * ones; it may alias logits. */
     void (*xent)(float *losses, float *dlogits, const float *logits,
                  const int32_t *targets, int n, int V, float dscale);
+
+    /* Vocab-parallel cross-entropy (Megatron): each tensor-parallel rank
+     * holds columns v0..v0+V-1 of the logits, of which the first V_valid
+     * are real (the rest pad the vocab to a multiple of the ranks and are
+     * ignored).  Per row: xent_max gives the shard's max (-inf if
+     * V_valid is 0), to be max-reduced over the ranks; xent_partial, given
+     * that global max, sums[2i] = sum of exp(x - max) over the valid
+     * columns and sums[2i+1] = the target's logit if this shard holds it,
+     * else 0, to be sum-reduced; xent_finish then sets losses as xent does
+     * (max + log(sum) - target logit; 0 where t < 0) and, if dlogits is
+     * not NULL, this shard's part of the gradient (0 on pad columns; may
+     * alias logits). */
+    void (*xent_max)(float *rowmax, const float *logits, int n, int V,
+                     int V_valid);
+    void (*xent_partial)(double *sums, const float *logits, const float *rowmax,
+                         const int32_t *targets, int n, int V, int V_valid,
+                         int v0);
+    void (*xent_finish)(float *losses, float *dlogits, const float *logits,
+                        const float *rowmax, const double *sums,
+                        const int32_t *targets, int n, int V, int V_valid,
+                        int v0, float dscale);
 
     /* y[i,:] = x[rows[i],:] for i < n;  backward dx[rows[i],:] += dy[i,:]
      * (rows may repeat: summed in i order). */

@@ -167,11 +167,13 @@ cpu_embed_fwd(float *y, const int32_t *ids, const float *table, int n, int C,
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
-        const float *src = table + (size_t)ids[i] * C;
+        const float *src = table + (size_t)(ids[i] < 0 ? 0 : ids[i]) * C;
         float *dst = y + (size_t)i * C;
 
-        assert(ids[i] >= 0);
-        if (accumulate) {
+        if (ids[i] < 0) { /* another rank's shard of the vocab */
+            if (!accumulate)
+                memset(dst, 0, (size_t)C * sizeof(float));
+        } else if (accumulate) {
             for (int j = 0; j < C; j++)
                 dst[j] += src[j];
         } else {
@@ -180,7 +182,8 @@ cpu_embed_fwd(float *y, const int32_t *ids, const float *table, int n, int C,
     }
 }
 
-/* dx[rows[i],:] += dy[i,:] for i in order, skipping rows[i] == skip.
+/* dx[rows[i],:] += dy[i,:] for i in order, skipping rows[i] == skip and
+ * negative rows (another rank's shard of the vocab).
  * Rows repeat, so threads own blocks of columns, never rows. */
 static void
 rows_add(float *dx, const float *dy, const int32_t *rows, int n, int C,
@@ -196,9 +199,8 @@ rows_add(float *dx, const float *dy, const int32_t *rows, int n, int C,
             const float *src = dy + (size_t)i * C + j0;
             float *dst;
 
-            if (rows[i] == skip)
+            if (rows[i] == skip || rows[i] < 0)
                 continue;
-            assert(rows[i] >= 0);
             dst = dx + (size_t)rows[i] * C + j0;
             for (int j = 0; j < nj; j++)
                 dst[j] += src[j];
@@ -210,7 +212,6 @@ static void
 cpu_embed_bwd(float *dtable, const float *dy, const int32_t *ids, int n, int C,
               int32_t skip_id)
 {
-    /* skip_id -1 skips nothing: ids are never negative. */
     rows_add(dtable, dy, ids, n, C, skip_id);
 }
 
@@ -552,12 +553,13 @@ cpu_dropout_bwd(float *dx, const float *dy, size_t n, float p, uint64_t seed)
  * where its att block and its dropout draws start. */
 struct head {
     const float *q, *k, *v;
-    size_t off; /* ((b * NH + h) * T) * T: att block and dropout index */
+    size_t off;  /* ((b * NH + h) * T) * T: the att block */
+    size_t drop; /* ((b * NH_all + h0 + h) * T) * T: its dropout index */
     int b, h, D;
 };
 
 static struct head
-head_at(const float *qkv, int bh, int T, int C, int NH)
+head_at(const float *qkv, int bh, int T, int C, int NH, int h0, int NH_all)
 {
     struct head hd;
 
@@ -568,6 +570,7 @@ head_at(const float *qkv, int bh, int T, int C, int NH)
     hd.k = hd.q + C;
     hd.v = hd.q + 2 * C;
     hd.off = (size_t)bh * T * T;
+    hd.drop = ((size_t)hd.b * (size_t)NH_all + (size_t)(h0 + hd.h)) * T * T;
     return hd;
 }
 
@@ -623,7 +626,7 @@ attention_pv_dropped(float *out_h, const float *att_h, const struct head *hd,
                 for (int j = 0; j < nj; j++)
                     buf[i * nj + j] =
                         att_h[at + j] *
-                        dropout_factor(seed, hd->off + at + j, p, scale);
+                        dropout_factor(seed, hd->drop + at + j, p, scale);
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, hd->D,
                         nj, 1.0f, buf, nj, hd->v + (size_t)j0 * 3 * C, 3 * C,
@@ -634,18 +637,18 @@ attention_pv_dropped(float *out_h, const float *att_h, const struct head *hd,
 
 static void
 cpu_attention_fwd(float *out, float *att, const float *qkv,
-                  const float *key_bias, int B, int T, int C, int NH,
-                  int causal, float p, uint64_t seed)
+                  const float *key_bias, int B, int T, int C, int NH, int h0,
+                  int NH_all, int causal, float p, uint64_t seed)
 {
     int D = C / NH;
     float alpha = 1.0f / sqrtf((float)D);
 
-    assert(C % NH == 0 && p >= 0.0f && p < 1.0f);
+    assert(C % NH == 0 && p >= 0.0f && p < 1.0f && h0 + NH <= NH_all);
     /* Single-threaded SGEMMs inside: OpenBLAS's OpenMP build runs one
      * thread when called from a parallel region. */
 #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
-        struct head hd = head_at(qkv, bh, T, C, NH);
+        struct head hd = head_at(qkv, bh, T, C, NH, h0, NH_all);
         float *att_h = att + hd.off;
         float *out_h = out + (size_t)hd.b * T * C + (size_t)hd.h * D;
         const float *bias =
@@ -694,16 +697,17 @@ softmax_bwd_rows(float *s, const float *att_h, int T)
 static void
 cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
                   const float *qkv, const float *att, int B, int T, int C,
-                  int NH, int causal, float p, uint64_t seed)
+                  int NH, int h0, int NH_all, int causal, float p,
+                  uint64_t seed)
 {
     int D = C / NH;
     float alpha = 1.0f / sqrtf((float)D);
 
     (void)causal; /* att is 0 on masked keys, which is all backward needs */
-    assert(C % NH == 0 && p >= 0.0f && p < 1.0f);
+    assert(C % NH == 0 && p >= 0.0f && p < 1.0f && h0 + NH <= NH_all);
 #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
-        struct head hd = head_at(qkv, bh, T, C, NH);
+        struct head hd = head_at(qkv, bh, T, C, NH, h0, NH_all);
         const float *att_h = att + hd.off, *probs = att_h;
         const float *dout_h = dout + (size_t)hd.b * T * C + (size_t)hd.h * D;
         float *s = scratch + hd.off;
@@ -711,7 +715,7 @@ cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
 
         /* dv += dropped(att)^T . dout, the dropped probs staged in s. */
         if (p > 0.0f) {
-            att_dropped(s, att_h, hd.off, T, p, seed);
+            att_dropped(s, att_h, hd.drop, T, p, seed);
             probs = s;
         }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, 1.0f,
@@ -724,7 +728,7 @@ cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
             float scale = 1.0f / (1.0f - p);
 
             for (size_t e = 0; e < (size_t)T * T; e++)
-                s[e] *= dropout_factor(seed, hd.off + e, p, scale);
+                s[e] *= dropout_factor(seed, hd.drop + e, p, scale);
         }
         softmax_bwd_rows(s, att_h, T);
 
@@ -784,6 +788,86 @@ cpu_xent(float *losses, float *dlogits, const float *logits,
         }
         assert(t < V);
         losses[i] = xent_row(d, x, t, V, dscale);
+    }
+}
+
+/* Vocab-parallel cross-entropy: the same sums as xent_row, split over
+ * the shards of the vocab (see ops.h). */
+static void
+cpu_xent_max(float *rowmax, const float *logits, int n, int V, int V_valid)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *x = logits + (size_t)i * V;
+        float max = -INFINITY;
+
+        for (int j = 0; j < V_valid; j++)
+            max = x[j] > max ? x[j] : max;
+        rowmax[i] = max;
+    }
+}
+
+/* Whether target t falls in this shard's valid columns. */
+static int
+shard_holds(int t, int V_valid, int v0)
+{
+    return t >= v0 && t < v0 + V_valid;
+}
+
+CLONES static double
+sum_exp(const float *x, int V_valid, float max)
+{
+    double sum = 0.0;
+
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < V_valid; j++)
+        sum += expf(x[j] - max);
+    return sum;
+}
+
+static void
+cpu_xent_partial(double *sums, const float *logits, const float *rowmax,
+                 const int32_t *targets, int n, int V, int V_valid, int v0)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *x = logits + (size_t)i * V;
+        int t = targets[i];
+
+        sums[2 * i] = t < 0 ? 0.0 : sum_exp(x, V_valid, rowmax[i]);
+        sums[2 * i + 1] = shard_holds(t, V_valid, v0) ? x[t - v0] : 0.0;
+    }
+}
+
+static void
+cpu_xent_finish(float *losses, float *dlogits, const float *logits,
+                const float *rowmax, const double *sums, const int32_t *targets,
+                int n, int V, int V_valid, int v0, float dscale)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *x = logits + (size_t)i * V;
+        float *d = dlogits != NULL ? dlogits + (size_t)i * V : NULL;
+        int t = targets[i];
+        float max = rowmax[i], inv;
+
+        if (t < 0) {
+            losses[i] = 0.0f;
+            if (d != NULL)
+                memset(d, 0, (size_t)V * sizeof(float));
+            continue;
+        }
+        losses[i] =
+            (float)((double)max + log(sums[2 * i]) - (float)sums[2 * i + 1]);
+        if (d == NULL)
+            continue;
+        inv = (float)(1.0 / sums[2 * i]);
+        for (int j = 0; j < V_valid; j++)
+            d[j] = expf(x[j] - max) * inv * dscale;
+        for (int j = V_valid; j < V; j++)
+            d[j] = 0.0f;
+        if (shard_holds(t, V_valid, v0))
+            d[t - v0] -= dscale;
     }
 }
 
@@ -878,6 +962,9 @@ static const struct ops cpu_ops = {
     .attention_fwd = cpu_attention_fwd,
     .attention_bwd = cpu_attention_bwd,
     .xent = cpu_xent,
+    .xent_max = cpu_xent_max,
+    .xent_partial = cpu_xent_partial,
+    .xent_finish = cpu_xent_finish,
     .gather_rows = cpu_gather_rows,
     .scatter_add_rows = cpu_scatter_add_rows,
     .sumsq = cpu_sumsq,

@@ -84,6 +84,26 @@ optim_grad_sumsq(const struct optimizer *o, const float *grads)
     return s;
 }
 
+void
+optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
+                       double *split, double *whole)
+{
+    *split = *whole = 0;
+    for (size_t i = 0; i < o->table->n; i++) {
+        const struct param_tensor *t = &o->table->t[i];
+        size_t a, b;
+
+        if (owned_part(o, t, &a, &b)) {
+            double s = o->ops->sumsq(grads + a, b - a);
+
+            if (t->tp != TP_REPLICATED && o->table->tp_size > 1)
+                *split += s;
+            else
+                *whole += s;
+        }
+    }
+}
+
 double
 optim_grad_norm(const struct optimizer *o, const float *grads)
 {

@@ -60,6 +60,11 @@ void optim_release(struct optimizer *o);
  * tensor (the parts of tensors) in double, in table order. */
 double optim_grad_sumsq(const struct optimizer *o, const float *grads);
 
+/* optim_grad_sumsq_split: the same, in two sums: of the tensors tensor
+ * parallelism splits (*split) and of the replicated ones (*whole). */
+void optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
+                            double *split, double *whole);
+
 /* optim_grad_norm: sqrt(optim_grad_sumsq()): the global L2 norm when the
  * optimizer owns the whole table. */
 double optim_grad_norm(const struct optimizer *o, const float *grads);

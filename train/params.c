@@ -10,14 +10,22 @@
 void
 params_init(struct param_table *pt)
 {
+    params_init_tp(pt, 1, 0);
+}
+
+void
+params_init_tp(struct param_table *pt, int tp_size, int tp_rank)
+{
     memset(pt, 0, sizeof(*pt));
+    pt->tp_size = tp_size;
+    pt->tp_rank = tp_rank;
 }
 
 void
 params_release(struct param_table *pt)
 {
     free(pt->t);
-    params_init(pt);
+    params_init_tp(pt, pt->tp_size, pt->tp_rank);
 }
 
 long
@@ -26,9 +34,28 @@ params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
 {
     struct param_tensor *t;
     size_t len = strlen(name);
+    int64_t n = pt->tp_size > 0 ? pt->tp_size : 1, l0 = d0, l1 = d1;
 
     if (len >= PARAM_NAME_MAX || d0 <= 0 || d1 < 0)
         return -1;
+    switch (n > 1 ? tp : TP_REPLICATED) {
+    case TP_REPLICATED:
+        break;
+    case TP_COLUMN:
+    case TP_COLUMN_QKV:
+        if (d0 % (tp == TP_COLUMN_QKV ? 3 * n : n))
+            return -1;
+        l0 = d0 / n;
+        break;
+    case TP_ROW:
+        if (d1 % n)
+            return -1;
+        l1 = d1 / n;
+        break;
+    case TP_VOCAB:
+        l0 = (d0 + n - 1) / n;
+        break;
+    }
     if (pt->n == pt->cap) {
         size_t cap = pt->cap ? 2 * pt->cap : 64;
         struct param_tensor *p = realloc(pt->t, cap * sizeof(*p));
@@ -42,9 +69,11 @@ params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
     memset(t, 0, sizeof(*t));
     memcpy(t->name, name, len + 1);
     t->ndim = d1 ? 2 : 1;
-    t->shape[0] = d0;
-    t->shape[1] = d1;
-    t->numel = (size_t)d0 * (size_t)(d1 ? d1 : 1);
+    t->shape[0] = l0;
+    t->shape[1] = l1;
+    t->gshape[0] = d0;
+    t->gshape[1] = d1;
+    t->numel = (size_t)l0 * (size_t)(l1 ? l1 : 1);
     t->offset = pt->total;
     t->tp = tp;
     t->layer = layer;
@@ -89,6 +118,39 @@ params_normal(uint64_t key, uint64_t k)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+int64_t
+params_global_index(const struct param_tensor *t, int tp_size, int rank,
+                    size_t k)
+{
+    int64_t cols = t->ndim == 2 ? t->shape[1] : 1;
+    int64_t row = (int64_t)k / cols, col = (int64_t)k % cols;
+    int64_t gcols = t->ndim == 2 ? t->gshape[1] : 1;
+
+    if (tp_size <= 1)
+        return (int64_t)k;
+    switch (t->tp) {
+    case TP_REPLICATED:
+        return (int64_t)k;
+    case TP_COLUMN:
+    case TP_VOCAB:
+        row += (int64_t)rank * t->shape[0];
+        if (row >= t->gshape[0])
+            return -1; /* a pad row of the vocab */
+        break;
+    case TP_COLUMN_QKV: {
+        int64_t part = t->shape[0] / 3; /* rows of q (k, v) per rank */
+
+        row =
+            row / part * (t->gshape[0] / 3) + (int64_t)rank * part + row % part;
+        break;
+    }
+    case TP_ROW:
+        col += (int64_t)rank * t->shape[1];
+        break;
+    }
+    return row * gcols + col;
+}
+
 void
 params_fill_init(const struct param_table *pt, uint64_t seed, float *host)
 {
@@ -96,22 +158,54 @@ params_fill_init(const struct param_table *pt, uint64_t seed, float *host)
         const struct param_tensor *t = &pt->t[i];
         float *p = host + t->offset;
         uint64_t key = params_hash(t->name, seed);
+        int64_t gcols = t->ndim == 2 ? t->gshape[1] : 1;
 
-        switch (t->init) {
-        case INIT_NORMAL:
-            for (size_t k = 0; k < t->numel; k++)
-                p[k] = (float)(params_normal(key, k) * t->std);
-            break;
-        case INIT_ZEROS:
-            memset(p, 0, t->numel * sizeof(*p));
-            break;
-        case INIT_ONES:
-            for (size_t k = 0; k < t->numel; k++)
-                p[k] = 1.0f;
-            break;
+        for (size_t k = 0; k < t->numel; k++) {
+            int64_t g = params_global_index(t, pt->tp_size, pt->tp_rank, k);
+
+            if (g < 0 ||
+                (t->zero_row >= 0 && t->ndim == 2 && g / gcols == t->zero_row))
+                p[k] = 0.0f;
+            else if (t->init == INIT_NORMAL)
+                p[k] = (float)(params_normal(key, (uint64_t)g) * t->std);
+            else
+                p[k] = t->init == INIT_ONES ? 1.0f : 0.0f;
         }
-        if (t->zero_row >= 0 && t->ndim == 2 && t->zero_row < t->shape[0])
-            memset(p + (size_t)t->zero_row * (size_t)t->shape[1], 0,
-                   (size_t)t->shape[1] * sizeof(*p));
+    }
+}
+
+void
+params_to_global(const struct param_table *part, int rank,
+                 const float *host_part, const struct param_table *wt,
+                 float *host_whole)
+{
+    for (size_t i = 0; i < part->n && i < wt->n; i++) {
+        const struct param_tensor *t = &part->t[i];
+        const float *src = host_part + part->t[i].offset;
+        float *dst = host_whole + wt->t[i].offset;
+
+        for (size_t k = 0; k < t->numel; k++) {
+            int64_t g = params_global_index(t, part->tp_size, rank, k);
+
+            if (g >= 0)
+                dst[g] = src[k];
+        }
+    }
+}
+
+void
+params_from_global(const struct param_table *part, int rank, float *host_part,
+                   const struct param_table *wt, const float *host_whole)
+{
+    for (size_t i = 0; i < part->n && i < wt->n; i++) {
+        const struct param_tensor *t = &part->t[i];
+        float *dst = host_part + part->t[i].offset;
+        const float *src = host_whole + wt->t[i].offset;
+
+        for (size_t k = 0; k < t->numel; k++) {
+            int64_t g = params_global_index(t, part->tp_size, rank, k);
+
+            dst[k] = g >= 0 ? src[g] : 0.0f;
+        }
     }
 }

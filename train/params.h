@@ -17,7 +17,10 @@ enum tp_split {
     TP_REPLICATED, /* layer norms, biases of row-parallel layers, heads */
     TP_COLUMN,     /* the output dimension (rows of [out, in]; a bias) */
     TP_ROW,        /* the input dimension (columns of [out, in]) */
-    TP_VOCAB,      /* rows of an embedding table (vocab-parallel) */
+    TP_VOCAB,      /* rows of an embedding table (vocab-parallel), the
+                      vocab padded to a multiple of the ranks */
+    TP_COLUMN_QKV, /* GPT-2's fused c_attn [3C, C] (and its bias): each
+                      rank takes its heads' rows of q, of k and of v */
 };
 
 enum param_init {
@@ -36,7 +39,8 @@ struct param_tensor {
     char name[PARAM_NAME_MAX]; /* the Hugging Face name */
     int ndim;                  /* 1 or 2 */
     int64_t shape[2];          /* ours: a linear weight is [out, in] */
-    size_t offset;             /* in floats, into the flat buffers */
+    int64_t gshape[2]; /* the whole tensor's (shape is this rank's part) */
+    size_t offset;     /* in floats, into the flat buffers */
     size_t numel;
     enum tp_split tp;
     int layer;         /* layer index, PARAM_PRE or PARAM_POST */
@@ -51,13 +55,19 @@ struct param_table {
     struct param_tensor *t;
     size_t n, cap;
     size_t total; /* floats, all tensors */
+    /* Tensor parallelism: the tensors are rank tp_rank's parts of tp_size
+     * (1: whole).  Set before adding tensors (params_init_tp). */
+    int tp_size, tp_rank;
 };
 
 void params_init(struct param_table *pt);
+void params_init_tp(struct param_table *pt, int tp_size, int tp_rank);
 void params_release(struct param_table *pt);
 
-/* params_add: append a tensor (offset = the running total).  A 1-D tensor
- * has d1 == 0.  Returns its index, or -1 when out of memory or the name
+/* params_add: append a tensor (offset = the running total) of whole shape
+ * [d0, d1], of which this rank keeps its part under tp (dimensions that
+ * split must divide by tp_size; TP_VOCAB pads d0 up).  A 1-D tensor has
+ * d1 == 0.  Returns its index, or -1 when out of memory or the name
  * does not fit. */
 long params_add(struct param_table *pt, const char *name, int64_t d0,
                 int64_t d1, enum tp_split tp, int layer, enum param_init init,
@@ -68,10 +78,28 @@ const struct param_tensor *params_find(const struct param_table *pt,
                                        const char *name);
 
 /* params_fill_init: write every tensor's initial values into host[0..total)
- * from seed.  Element i of the tensor named s gets the i-th normal draw of
- * a counter-based generator keyed by (seed, s): the values depend neither
- * on the table's order nor on any parallel layout. */
+ * from seed.  Element i of the whole tensor named s gets the i-th normal
+ * draw of a counter-based generator keyed by (seed, s): the values depend
+ * neither on the table's order nor on any parallel layout (a rank's part
+ * gets the draws of its elements' places in the whole; vocab pads 0). */
 void params_fill_init(const struct param_table *pt, uint64_t seed, float *host);
+
+/* params_global_index: where element k of rank `rank`'s part of t sits in
+ * the whole tensor (row-major, our [out, in] layout), or -1 for a pad row
+ * of the vocab. */
+int64_t params_global_index(const struct param_tensor *t, int tp_size, int rank,
+                            size_t k);
+
+/* params_to_global: copy rank `rank`'s parts (host, laid out as `part`,
+ * a table of that rank) into their places in `whole` (host, laid out as
+ * the whole table `wt`, which has the same tensors in the same order).
+ * params_from_global: the reverse (pads become 0). */
+void params_to_global(const struct param_table *part, int rank,
+                      const float *host_part, const struct param_table *wt,
+                      float *host_whole);
+void params_from_global(const struct param_table *part, int rank,
+                        float *host_part, const struct param_table *wt,
+                        const float *host_whole);
 
 /* The k-th standard normal draw of stream `key` (Box-Muller over two
  * splitmix64 uniforms). */

@@ -693,8 +693,8 @@ check_attention(const struct att_shape *s, int check_bwd)
     for (size_t i = 0; i < n_qkv; i++)
         qkv[i] *= 2.0f; /* peakier softmax than with [-1, 1) */
     c.qkv = to_double(qkv, n_qkv);
-    o->attention_fwd(out, att, qkv, kb, s->B, s->T, s->C, s->NH, s->causal,
-                     s->p, seed);
+    o->attention_fwd(out, att, qkv, kb, s->B, s->T, s->C, s->NH, 0, s->NH,
+                     s->causal, s->p, seed);
     att_loss(&c);
     CHECK_CLOSE(att, c.att, n_att, FWD_ATOL, FWD_RTOL);
     CHECK_CLOSE(out, c.out, n_out, FWD_ATOL, FWD_RTOL);
@@ -703,7 +703,7 @@ check_attention(const struct att_shape *s, int check_bwd)
     CHECK_EQ_INT(masked_nonzero, 0);
     if (check_bwd) {
         o->attention_bwd(dqkv, scratch, dout, qkv, att, s->B, s->T, s->C, s->NH,
-                         s->causal, s->p, seed);
+                         0, s->NH, s->causal, s->p, seed);
         fd_grad(g, c.qkv, n_qkv, att_loss, &c);
         CHECK_CLOSE(dqkv, g, n_qkv, GRAD_ATOL, GRAD_RTOL);
     }
@@ -920,7 +920,8 @@ run_ops(const struct ops *o, struct fixture *f, float *fwd, float *grad)
     o->act_fwd(ay, f->ax, NA, OPS_ACT_GELU_TANH);
     o->dropout_fwd(dy, f->ax, NA, 0.1f, 99);
     o->embed_fwd(ey, f->ids, f->table, EN, EC, 0);
-    o->attention_fwd(aout, att, f->qkv, f->kb, AB, AT, AC, ANH, 1, 0.1f, 7);
+    o->attention_fwd(aout, att, f->qkv, f->kb, AB, AT, AC, ANH, 0, ANH, 1, 0.1f,
+                     7);
     o->xent(loss, dlogits, f->logits, f->targets, XN, XV, 1.0f / XN);
 
     o->linear_bwd(ldx, ldw, ldb, f->ldy, f->lx, f->lw, LM, LK, LN);
@@ -929,8 +930,8 @@ run_ops(const struct ops *o, struct fixture *f, float *fwd, float *grad)
     o->dropout_bwd(ddx, f->ady, NA, 0.1f, 99);
     o->embed_bwd(dtable, f->edy, f->ids, EN, EC, 0);
     o->scatter_add_rows(sdx, f->edy, f->ids, EN, EC);
-    o->attention_bwd(dqkv, f->scratch, aout, f->qkv, att, AB, AT, AC, ANH, 1,
-                     0.1f, 7);
+    o->attention_bwd(dqkv, f->scratch, aout, f->qkv, att, AB, AT, AC, ANH, 0,
+                     ANH, 1, 0.1f, 7);
     return o->sumsq(f->sx, SN);
 }
 

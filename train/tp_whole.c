@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* tp_whole.c: tensor-parallel parts to the whole model and back (see
+ * tp_whole.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_whole.h"
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+tp_whole_create(struct tp_whole *w, const struct model *part, char *err,
+                size_t errlen)
+{
+    const struct model_config *k = model_cfg(part);
+
+    memset(w, 0, sizeof(*w));
+    if (model_create(&w->m, k, model_ops(part), 1, 1,
+                     k->type == MODEL_ERNIE ? 1 : 0, err, errlen) < 0)
+        return -1;
+    if (optim_create(&w->opt, model_ops(part), model_table(w->m)) < 0) {
+        tp_whole_release(w);
+        return fail(err, errlen,
+                    "out of memory for the whole model's "
+                    "optimizer state");
+    }
+    return 0;
+}
+
+void
+tp_whole_release(struct tp_whole *w)
+{
+    if (w->m)
+        optim_release(&w->opt);
+    model_free(w->m);
+    memset(w, 0, sizeof(*w));
+}
+
+/* One buffer of part's layout (backend memory) gathered over the group
+ * into `whole` (backend memory, laid out as the whole table wt). */
+static int
+gather_one(const struct model *part, const float *buf,
+           const struct param_table *wt, float *whole, struct comm *c,
+           char *err, size_t errlen)
+{
+    const struct ops *op = model_ops(part);
+    const struct param_table *pt = model_table(part);
+    size_t n = pt->total;
+    int size = c->group_size(c, COMM_TP), rank = c->group_rank(c, COMM_TP);
+    float *stage = op->alloc((size_t)size * n * sizeof(float));
+    float *host = malloc((size_t)size * n * sizeof(float));
+    float *whole_host = malloc(wt->total * sizeof(float));
+    int rc = -1;
+
+    if (stage == NULL || host == NULL || whole_host == NULL) {
+        fail(err, errlen, "out of memory gathering the model");
+        goto out;
+    }
+    /* This rank's part in its place, then an in-place all-gather. */
+    op->zero(stage + (size_t)rank * n, n * sizeof(float));
+    op->accumulate(stage + (size_t)rank * n, buf, n);
+    if (c->all_gather(c, stage, stage + (size_t)rank * n, n, COMM_F32,
+                      COMM_TP) < 0) {
+        fail(err, errlen, "gathering the tensor-parallel parts: %s", c->error);
+        goto out;
+    }
+    op->download(host, stage, (size_t)size * n * sizeof(float));
+    for (int r = 0; r < size; r++)
+        params_to_global(pt, r, host + (size_t)r * n, wt, whole_host);
+    op->upload(whole, whole_host, wt->total * sizeof(float));
+    rc = 0;
+out:
+    if (stage)
+        op->release(stage);
+    free(host);
+    free(whole_host);
+    return rc;
+}
+
+int
+tp_whole_gather(struct tp_whole *w, const struct model *part,
+                const struct optimizer *o, struct comm *c, char *err,
+                size_t errlen)
+{
+    const struct param_table *wt = model_table(w->m);
+
+    if (gather_one(part, model_params((struct model *)part), wt,
+                   model_params(w->m), c, err, errlen) < 0)
+        return -1;
+    if (o == NULL)
+        return 0;
+    if (gather_one(part, o->m, wt, w->opt.m, c, err, errlen) < 0 ||
+        gather_one(part, o->v, wt, w->opt.v, c, err, errlen) < 0)
+        return -1;
+    w->opt.t = o->t;
+    return 0;
+}
+
+/* This rank's part of `whole` (laid out as wt) into buf (part's layout). */
+static int
+scatter_one(struct model *part, float *buf, const struct param_table *wt,
+            const float *whole, char *err, size_t errlen)
+{
+    const struct ops *op = model_ops(part);
+    const struct param_table *pt = model_table(part);
+    float *host = malloc(pt->total * sizeof(float));
+    float *whole_host = malloc(wt->total * sizeof(float));
+
+    if (host == NULL || whole_host == NULL) {
+        free(host);
+        free(whole_host);
+        return fail(err, errlen, "out of memory reading the model");
+    }
+    op->download(whole_host, whole, wt->total * sizeof(float));
+    params_from_global(pt, pt->tp_rank, host, wt, whole_host);
+    op->upload(buf, host, pt->total * sizeof(float));
+    free(host);
+    free(whole_host);
+    return 0;
+}
+
+int
+tp_whole_scatter(const struct tp_whole *w, struct model *part,
+                 struct optimizer *o, char *err, size_t errlen)
+{
+    const struct param_table *wt = model_table(w->m);
+
+    if (scatter_one(part, model_params(part), wt, model_params(w->m), err,
+                    errlen) < 0)
+        return -1;
+    if (o == NULL)
+        return 0;
+    if (scatter_one(part, o->m, wt, w->opt.m, err, errlen) < 0 ||
+        scatter_one(part, o->v, wt, w->opt.v, err, errlen) < 0)
+        return -1;
+    o->t = w->opt.t;
+    return 0;
+}
