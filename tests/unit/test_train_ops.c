@@ -732,6 +732,59 @@ test_ops_attention_tiles(void)
     check_attention(&tiled[1], 0);
 }
 
+/* Tensor parallelism: the heads split over two ranks (each with its own
+ * q, k, v columns, h0 and NH_all) give the whole model's outputs and
+ * gradients, dropout included (the masks are drawn at the whole model's
+ * head index). */
+static void
+test_ops_attention_heads_split(void)
+{
+    const struct ops *o = cpu();
+    const int B = 2, T = 6, C = 16, NH = 4, n = 2, Cl = C / n;
+    size_t n_qkv = (size_t)B * T * 3 * C, n_out = (size_t)B * T * C;
+    size_t n_att = (size_t)B * NH * T * T;
+    float *qkv = frandom(n_qkv), *dout = frandom(n_out), *kb = frandom(B * T);
+    float *out = xcalloc(n_out, 4), *att = xcalloc(n_att, 4);
+    float *dqkv = xcalloc(n_qkv, 4), *scratch = xcalloc(n_att, 4);
+
+    o->attention_fwd(out, att, qkv, kb, B, T, C, NH, 0, NH, 0, 0.3f, 99);
+    o->attention_bwd(dqkv, scratch, dout, qkv, att, B, T, C, NH, 0, NH, 0, 0.3f,
+                     99);
+    for (int r = 0; r < n; r++) {
+        size_t nl = (size_t)B * T * Cl;
+        float *q = xcalloc(3 * nl, 4), *dq = xcalloc(3 * nl, 4);
+        float *d = xcalloc(nl, 4), *y = xcalloc(nl, 4);
+        float *a = xcalloc(n_att / n, 4), *sc = xcalloc(n_att / n, 4);
+        double *want_y = xcalloc(nl, 8), *want_dq = xcalloc(3 * nl, 8);
+
+        /* This rank's columns of q, k and v, of dout and of the results. */
+        for (size_t t = 0; t < (size_t)B * T; t++) {
+            for (int part = 0; part < 3; part++)
+                for (int j = 0; j < Cl; j++) {
+                    size_t from = t * 3 * C + (size_t)part * C + r * Cl + j;
+                    size_t to = t * 3 * Cl + (size_t)part * Cl + j;
+
+                    q[to] = qkv[from];
+                    want_dq[to] = dqkv[from];
+                }
+            for (int j = 0; j < Cl; j++) {
+                d[t * Cl + j] = dout[t * C + r * Cl + j];
+                want_y[t * Cl + j] = out[t * C + r * Cl + j];
+            }
+        }
+        o->attention_fwd(y, a, q, kb, B, T, Cl, NH / n, r * NH / n, NH, 0, 0.3f,
+                         99);
+        o->attention_bwd(dq, sc, d, q, a, B, T, Cl, NH / n, r * NH / n, NH, 0,
+                         0.3f, 99);
+        CHECK_CLOSE(y, want_y, nl, 1e-6, 1e-6);
+        CHECK_CLOSE(dq, want_dq, 3 * nl, 1e-6, 1e-6);
+        free(q), free(dq), free(d), free(y), free(a), free(sc);
+        free(want_y), free(want_dq);
+    }
+    free(qkv), free(dout), free(kb), free(out), free(att), free(dqkv);
+    free(scratch);
+}
+
 /* ------------------------------------------------------------ xent */
 
 struct xent_ctx {
@@ -782,6 +835,88 @@ test_ops_xent(void)
     CHECK_EQ_MEM(losses2, losses, n * sizeof(float));
     free(x), free(losses), free(d), free(losses2), free(c.x), free(c.losses);
     free(x0), free(g);
+}
+
+/* Vocab-parallel cross-entropy: V = 37 over two shards of 19 columns
+ * (the second with 18 real ones and a pad column holding garbage), the
+ * max and the sums reduced as the ranks would, give xent's losses and
+ * gradients. */
+static void
+test_ops_xent_vocab_parallel(void)
+{
+    const struct ops *o = cpu();
+    enum { N = 5, V = 37, VL = 19 };
+    const int32_t targets[N] = { 3, -1, 36, 18, 19 };
+    float *x = frandom(N * V), *loss = xcalloc(N, 4);
+    float part[2][N * VL], dpart[2][N * VL], mx[2][N], lp[2][N];
+    double sums[2][2 * N];
+    double *want_l = xcalloc(N, 8), *want_d = xcalloc(N * VL, 8);
+
+    for (int r = 0; r < 2; r++) {
+        int valid = r ? V - VL : VL;
+
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < VL; j++)
+                part[r][i * VL + j] =
+                    j < valid ? x[i * V + r * VL + j] * 4.0f : 1e4f;
+        o->xent_max(mx[r], part[r], N, VL, valid);
+    }
+    for (int i = 0; i < N; i++) /* the all-reduce max */
+        mx[0][i] = mx[1][i] = mx[0][i] > mx[1][i] ? mx[0][i] : mx[1][i];
+    for (int r = 0; r < 2; r++)
+        o->xent_partial(sums[r], part[r], mx[r], targets, N, VL,
+                        r ? V - VL : VL, r * VL);
+    for (int i = 0; i < 2 * N; i++) /* the all-reduce sum */
+        sums[0][i] = sums[1][i] = sums[0][i] + sums[1][i];
+    for (int r = 0; r < 2; r++) {
+        int valid = r ? V - VL : VL;
+
+        memcpy(dpart[r], part[r], sizeof(part[r]));
+        o->xent_finish(lp[r], dpart[r], dpart[r], mx[r], sums[r], targets, N,
+                       VL, valid, r * VL, 0.25f);
+    }
+    { /* xent of the whole rows (the logits times 4: peakier rows) */
+        float *x4 = xcalloc(N * V, 4), *d4 = xcalloc(N * V, 4);
+
+        for (int i = 0; i < N * V; i++)
+            x4[i] = x[i] * 4.0f;
+        o->xent(loss, d4, x4, targets, N, V, 0.25f);
+        for (int i = 0; i < N; i++)
+            want_l[i] = loss[i];
+        for (int r = 0; r < 2; r++) {
+            int valid = r ? V - VL : VL;
+
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < VL; j++)
+                    want_d[i * VL + j] = j < valid ? d4[i * V + r * VL + j] : 0;
+            CHECK_CLOSE(lp[r], want_l, N, 1e-5, 1e-6);
+            CHECK_CLOSE(dpart[r], want_d, N * VL, 1e-7, 1e-5);
+        }
+        free(x4), free(d4);
+    }
+    free(x), free(loss), free(want_l), free(want_d);
+}
+
+/* Negative ids (another shard's tokens) read as zero rows and get no
+ * gradient. */
+static void
+test_ops_embed_negative_ids(void)
+{
+    const struct ops *o = cpu();
+    const int32_t ids[3] = { 1, -1, 0 };
+    float table[2 * 3] = { 1, 2, 3, 4, 5, 6 }, y[9], dt[6] = { 0 };
+    float dy[9] = { 1, 1, 1, 2, 2, 2, 3, 3, 3 };
+    const float want_y[9] = { 4, 5, 6, 0, 0, 0, 1, 2, 3 };
+    const float want_dt[6] = { 3, 3, 3, 1, 1, 1 };
+
+    memset(y, 0x7f, sizeof(y));
+    o->embed_fwd(y, ids, table, 3, 3, 0);
+    CHECK_EQ_MEM(y, want_y, sizeof(y));
+    o->embed_fwd(y, ids, table, 3, 3, 1);
+    for (int i = 0; i < 9; i++)
+        CHECK(y[i] == 2 * want_y[i]);
+    o->embed_bwd(dt, dy, ids, 3, 3, -1);
+    CHECK_EQ_MEM(dt, want_dt, sizeof(dt));
 }
 
 /* ------------------------------------------------------------ optimizer */
@@ -1004,5 +1139,7 @@ TESTS(test_train_ops, TEST(test_ops_alloc_aligned_zeroed),
       TEST(test_ops_layernorm), TEST(test_ops_act),
       TEST(test_ops_add_accumulate_scale), TEST(test_ops_dropout),
       TEST(test_ops_attention), TEST(test_ops_attention_tiles),
-      TEST(test_ops_xent), TEST(test_ops_sumsq), TEST(test_ops_adamw),
+      TEST(test_ops_attention_heads_split), TEST(test_ops_xent),
+      TEST(test_ops_xent_vocab_parallel), TEST(test_ops_embed_negative_ids),
+      TEST(test_ops_sumsq), TEST(test_ops_adamw),
       TEST(test_ops_backward_accumulates), TEST(test_ops_deterministic_threads))

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_train_tp.c: unit tests of how tensor parallelism cuts the tensor
+ * table (train/params.c): each split kind's local shape and the place of
+ * a rank's elements in the whole tensor (GPT-2's fused c_attn by heads,
+ * a padded vocab), and, on tiny ERNIE and GPT models with an odd vocab,
+ * that the ranks' parts cover every element of the whole once, that
+ * cutting and joining are inverse, and that each rank's initialisation
+ * is its part of the whole model's (so a layout never changes the
+ * starting point).  The collectives themselves run in
+ * tests/train/parallel.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness.h"
+#include "config.h"
+#include "model.h"
+#include "ops.h"
+#include "params.h"
+
+static void
+no_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)
+{
+    (void)ctx, (void)buf, (void)n, (void)how;
+}
+
+static void
+test_tp_shapes_and_places(void)
+{
+    struct param_table pt;
+    const struct param_tensor *t;
+
+    params_init_tp(&pt, 2, 1);
+    /* c_attn of C = 4: rows q0..q3 k0..k3 v0..v3; rank 1 has heads 2, 3. */
+    CHECK(params_add(&pt, "qkv", 12, 2, TP_COLUMN_QKV, 0, INIT_NORMAL, 1) == 0);
+    CHECK(params_add(&pt, "row", 4, 6, TP_ROW, 0, INIT_NORMAL, 1) == 1);
+    CHECK(params_add(&pt, "vocab", 7, 2, TP_VOCAB, -1, INIT_NORMAL, 1) == 2);
+    CHECK(params_add(&pt, "col", 6, 0, TP_COLUMN, 0, INIT_ZEROS, 0) == 3);
+    CHECK(params_add(&pt, "odd", 5, 0, TP_COLUMN, 0, INIT_ZEROS, 0) < 0);
+    CHECK(params_add(&pt, "bad_qkv", 8, 2, TP_COLUMN_QKV, 0, INIT_ZEROS, 0) <
+          0);
+    t = &pt.t[0];
+    CHECK_EQ_INT(t->shape[0], 6);
+    CHECK_EQ_INT(t->gshape[0], 12);
+    {
+        /* local rows 0..5 = q2 q3 k2 k3 v2 v3 = whole rows 2 3 6 7 10 11 */
+        const int64_t rows[6] = { 2, 3, 6, 7, 10, 11 };
+
+        for (int i = 0; i < 6; i++) {
+            CHECK_EQ_INT(params_global_index(t, 2, 1, (size_t)i * 2),
+                         rows[i] * 2);
+            CHECK_EQ_INT(params_global_index(t, 2, 1, (size_t)i * 2 + 1),
+                         rows[i] * 2 + 1);
+        }
+    }
+    t = &pt.t[1]; /* [4, 6] by columns: rank 1 has columns 3..5 */
+    CHECK_EQ_INT(t->shape[1], 3);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 0), 3);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 4), 6 + 4);
+    t = &pt.t[2]; /* 7 rows padded to 8: rank 1 has rows 4..6 and a pad */
+    CHECK_EQ_INT(t->shape[0], 4);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 0), 8);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 5), 13);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 6), -1);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 7), -1);
+    CHECK_EQ_INT(params_global_index(&pt.t[3], 2, 1, 2), 5);
+    CHECK_EQ_INT(pt.total, 12 + 12 + 8 + 3);
+    params_release(&pt);
+}
+
+static struct model *
+tiny(enum model_type type, int size, int rank)
+{
+    struct model_config c;
+    struct model_tp tp = { size, rank, no_reduce, NULL };
+    struct model *m = NULL;
+    char err[256];
+
+    config_defaults(&c, type);
+    c.vocab_size = 41; /* odd: the second rank's shard ends in a pad */
+    c.hidden_size = 8;
+    c.num_layers = 2;
+    c.num_heads = 4;
+    c.intermediate_size = 16;
+    c.max_position = 16;
+    if (model_create_tp(&m, &c, ops_cpu(1), 2, 4, 2, RECOMPUTE_NONE, &tp, err,
+                        sizeof(err)) < 0 ||
+        model_init_params(m, 5) < 0) {
+        fprintf(stderr, "tiny: %s\n", err);
+        exit(1);
+    }
+    return m;
+}
+
+static void
+check_parts(enum model_type type, int size)
+{
+    struct model *whole = tiny(type, 1, 0);
+    const struct param_table *wt = model_table(whole);
+    size_t n = wt->total;
+    float *joined = malloc(n * sizeof(float));
+    unsigned char *seen = calloc(n, 1);
+    size_t twice = 0, missed = 0;
+
+    memset(joined, 0xff, n * sizeof(float)); /* NaN until written */
+    for (int r = 0; r < size; r++) {
+        struct model *part = tiny(type, size, r);
+        const struct param_table *pt = model_table(part);
+        float *cut = malloc(pt->total * sizeof(float));
+
+        CHECK(pt->total < n);
+        /* the rank's own init is its cut of the whole model's */
+        params_from_global(pt, r, cut, wt, model_params(whole));
+        CHECK_EQ_MEM(cut, model_params(part), pt->total * sizeof(float));
+        params_to_global(pt, r, model_params(part), wt, joined);
+        for (size_t i = 0; i < pt->n; i++)
+            for (size_t k = 0; k < pt->t[i].numel; k++) {
+                int64_t g = params_global_index(&pt->t[i], size, r, k);
+
+                if (g >= 0 && pt->t[i].tp != TP_REPLICATED)
+                    twice += seen[wt->t[i].offset + (size_t)g]++ > 0;
+                else if (g >= 0)
+                    seen[wt->t[i].offset + (size_t)g] = 1;
+            }
+        free(cut);
+        model_free(part);
+    }
+    for (size_t i = 0; i < n; i++)
+        missed += !seen[i];
+    CHECK_EQ_INT(twice, 0);
+    CHECK_EQ_INT(missed, 0);
+    CHECK_EQ_MEM(joined, model_params(whole), n * sizeof(float));
+    free(joined);
+    free(seen);
+    model_free(whole);
+}
+
+static void
+test_tp_ernie_parts(void)
+{
+    check_parts(MODEL_ERNIE, 2);
+    check_parts(MODEL_ERNIE, 4);
+}
+
+static void
+test_tp_gpt_parts(void)
+{
+    check_parts(MODEL_GPT, 2);
+    check_parts(MODEL_GPT, 4);
+}
+
+/* A degree that does not divide the heads is refused. */
+static void
+test_tp_refuses(void)
+{
+    struct model_config c;
+    struct model_tp tp = { 3, 0, no_reduce, NULL };
+    struct model *m = NULL;
+    char err[256] = "";
+
+    config_defaults(&c, MODEL_GPT);
+    c.vocab_size = 41;
+    c.hidden_size = 8;
+    c.num_layers = 1;
+    c.num_heads = 4;
+    c.intermediate_size = 16;
+    c.max_position = 16;
+    CHECK(model_create_tp(&m, &c, ops_cpu(1), 2, 4, 0, RECOMPUTE_NONE, &tp, err,
+                          sizeof(err)) < 0);
+    CHECK(m == NULL);
+    CHECK(strstr(err, "must divide") != NULL);
+}
+
+TESTS(test_train_tp, TEST(test_tp_shapes_and_places), TEST(test_tp_ernie_parts),
+      TEST(test_tp_gpt_parts), TEST(test_tp_refuses))
