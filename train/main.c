@@ -1143,10 +1143,14 @@ train_loop(struct run *r)
              * tensor-parallel ranks each a part of the split tensors and
              * the same replicated ones (counted once). */
             double ss[2];
+            int n = r->tp > 1 ? 2 : 1; /* [split, replicated] or [all] */
 
             optim_grad_sumsq_split(&r->opt, model_grads(r->m), &ss[0], &ss[1]);
-            if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, 2, COMM_F64,
-                                                      COMM_SHARDING) < 0) ||
+            if (n == 1)
+                ss[0] += ss[1], ss[1] = 0;
+            if ((r->sh > 1 &&
+                 r->comm->all_reduce_sum(r->comm, ss, (size_t)n, COMM_F64,
+                                         COMM_SHARDING) < 0) ||
                 (r->tp > 1 && r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64,
                                                       COMM_TP) < 0))
                 fatal("global step %lld: %s", (long long)step, r->comm->error);
