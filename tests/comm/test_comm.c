@@ -180,6 +180,23 @@ main(int argc, char **argv)
         ok &= h[i] == (float)(N * (N + 1) / 2 + N * (int)(i % 7));
     check(ok, "nonblocking all-reduce sums every rank's values");
 
+    /* all-reduce max (the vocab-parallel cross-entropy's row maxima):
+     * each element's largest value sits on a different rank */
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)((r * 7 + (int)i) % 11) - 5.0f;
+    put(d, h, n * sizeof(float));
+    check(c->all_reduce_max(c, d, n, COMM_F32, G) == 0, c->error);
+    get(h, d, n * sizeof(float));
+    ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        float want = -INFINITY;
+
+        for (int k = 0; k < N; k++)
+            want = fmaxf(want, (float)((k * 7 + (int)i) % 11) - 5.0f);
+        ok &= h[i] == want;
+    }
+    check(ok, "all-reduce max takes every element's largest value");
+
     /* reduce to the last rank: the sum there, the others unchanged */
     for (size_t i = 0; i < m; i++)
         h[i] = val(r, i);
