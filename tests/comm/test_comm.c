@@ -191,8 +191,11 @@ main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         float want = -INFINITY;
 
-        for (int k = 0; k < N; k++)
-            want = fmaxf(want, (float)((k * 7 + (int)i) % 11) - 5.0f);
+        for (int k = 0; k < N; k++) {
+            float v = (float)((k * 7 + (int)i) % 11) - 5.0f;
+
+            want = v > want ? v : want;
+        }
         ok &= h[i] == want;
     }
     check(ok, "all-reduce max takes every element's largest value");
