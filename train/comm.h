@@ -87,6 +87,11 @@ struct comm {
                 enum comm_group g);
     int (*recv)(struct comm *c, void *buf, size_t bytes, int peer,
                 enum comm_group g);
+    /* Send sbuf to peer and receive rbuf from it at once (pipeline
+     * stages that pass activations one way and gradients the other,
+     * where two blocking sends would wait for each other). */
+    int (*sendrecv)(struct comm *c, const void *sbuf, size_t sbytes,
+                    void *rbuf, size_t rbytes, int peer, enum comm_group g);
     int (*barrier)(struct comm *c, enum comm_group g);
     void (*destroy)(struct comm *c);
 };

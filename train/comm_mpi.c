@@ -457,6 +457,32 @@ mpi_recv(struct comm *c, void *buf, size_t bytes, int peer, enum comm_group g)
 }
 
 static int
+mpi_sendrecv(struct comm *c, const void *sbuf, size_t sbytes, void *rbuf,
+             size_t rbytes, int peer, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "sendrecv");
+    int rc = MPI_SUCCESS;
+
+    if (mc == MPI_COMM_NULL)
+        return -1;
+    busy(m, "sendrecv", g);
+    m->base.sent[g] += (double)sbytes;
+    for (size_t off = 0; (off < sbytes || off < rbytes) && rc == MPI_SUCCESS;
+         off += PIECE) {
+        size_t ks = off < sbytes ? sbytes - off : 0;
+        size_t kr = off < rbytes ? rbytes - off : 0;
+
+        ks = ks < PIECE ? ks : PIECE;
+        kr = kr < PIECE ? kr : PIECE;
+        rc = MPI_Sendrecv((const char *)sbuf + (ks ? off : 0), (int)ks,
+                          MPI_BYTE, peer, 1, (char *)rbuf + (kr ? off : 0),
+                          (int)kr, MPI_BYTE, peer, 1, mc, MPI_STATUS_IGNORE);
+    }
+    return failed(m, rc, "sendrecv", g);
+}
+
+static int
 mpi_barrier(struct comm *c, enum comm_group g)
 {
     struct comm_mpi *m = (struct comm_mpi *)c;
@@ -549,6 +575,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.group_rank = mpi_group_rank;
     m->base.all_reduce_sum = mpi_all_reduce;
     m->base.all_reduce_max = mpi_all_reduce_max;
+    m->base.sendrecv = mpi_sendrecv;
     m->base.all_reduce_sum_start = mpi_all_reduce_start;
     m->base.test_all = mpi_test_all;
     m->base.wait_all = mpi_wait_all;

@@ -352,6 +352,28 @@ nccl_recv(struct comm *c, void *buf, size_t bytes, int peer, enum comm_group g)
 }
 
 static int
+nccl_sendrecv(struct comm *c, const void *sbuf, size_t sbytes, void *rbuf,
+              size_t rbytes, int peer, enum comm_group g)
+{
+    struct comm_nccl *n = (struct comm_nccl *)c;
+    ncclComm_t nc = group_of(n, g, "sendrecv");
+    ncclResult_t rc, rc2;
+
+    if (nc == NULL)
+        return -1;
+    c->sent[g] += (double)sbytes;
+    /* One group: NCCL runs the pair together, neither waits for the
+     * other's completion. */
+    rc = ncclGroupStart();
+    if (rc == ncclSuccess && sbytes)
+        rc = ncclSend(sbuf, sbytes, ncclUint8, peer, nc, n->stream);
+    if (rc == ncclSuccess && rbytes)
+        rc = ncclRecv(rbuf, rbytes, ncclUint8, peer, nc, n->stream);
+    rc2 = ncclGroupEnd();
+    return finish(n, rc != ncclSuccess ? rc : rc2, "sendrecv", g);
+}
+
+static int
 nccl_barrier(struct comm *c, enum comm_group g)
 {
     struct comm_nccl *n = (struct comm_nccl *)c;
@@ -466,6 +488,7 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     n->base.broadcast = nccl_broadcast;
     n->base.send = nccl_send;
     n->base.recv = nccl_recv;
+    n->base.sendrecv = nccl_sendrecv;
     n->base.barrier = nccl_barrier;
     n->base.destroy = nccl_destroy;
     return &n->base;

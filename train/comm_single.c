@@ -203,6 +203,18 @@ single_recv(struct comm *c, void *buf, size_t bytes, int peer,
 }
 
 static int
+single_sendrecv(struct comm *c, const void *sbuf, size_t sbytes, void *rbuf,
+                size_t rbytes, int peer, enum comm_group g)
+{
+    (void)sbuf;
+    (void)sbytes;
+    (void)rbuf;
+    (void)rbytes;
+    (void)g;
+    return single_p2p(c, peer, "sendrecv");
+}
+
+static int
 single_barrier(struct comm *c, enum comm_group g)
 {
     (void)c;
@@ -235,6 +247,7 @@ static struct comm the_single = {
     .broadcast = single_broadcast,
     .send = single_send,
     .recv = single_recv,
+    .sendrecv = single_sendrecv,
     .barrier = single_barrier,
     .destroy = single_destroy,
 };

@@ -298,6 +298,16 @@ main(int argc, char **argv)
                   c->error);
         get(h, q, m * sizeof(float));
         check(h[0] == (float)((r + N - 1) % N), "send and receive in a ring");
+        /* Pairs (0, 1), (2, 3), ... swap at once, as pipeline stages
+         * pass activations one way and gradients the other. */
+        if (r + 1 < N || r % 2 == 1) {
+            int peer = r % 2 == 0 ? r + 1 : r - 1;
+
+            check(c->sendrecv(c, s, m * 4, q, m * 4, peer, G) == 0, c->error);
+            get(h, q, m * sizeof(float));
+            check(h[0] == (float)peer && h[m - 1] == (float)peer,
+                  "sendrecv swaps the buffers of two ranks");
+        }
         dev_free(s);
         dev_free(q);
     }
