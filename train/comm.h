@@ -90,8 +90,8 @@ struct comm {
     /* Send sbuf to peer and receive rbuf from it at once (pipeline
      * stages that pass activations one way and gradients the other,
      * where two blocking sends would wait for each other). */
-    int (*sendrecv)(struct comm *c, const void *sbuf, size_t sbytes,
-                    void *rbuf, size_t rbytes, int peer, enum comm_group g);
+    int (*sendrecv)(struct comm *c, const void *sbuf, size_t sbytes, void *rbuf,
+                    size_t rbytes, int peer, enum comm_group g);
     int (*barrier)(struct comm *c, enum comm_group g);
     void (*destroy)(struct comm *c);
 };

@@ -27,7 +27,7 @@
 #include "optim.h"
 #include "safetensors.h"
 #include "tok.h"
-#include "tp_whole.h"
+#include "whole.h"
 #include "weights.h"
 
 /* ------------------------------------------------------------------------ */
@@ -354,6 +354,9 @@ struct run {
     int dp, dp_rank; /* the data-parallel group: size, this rank's place */
     int sh, sh_rank; /* the sharding group */
     int tp, tp_rank; /* the tensor-parallel group */
+    int pp, pp_rank; /* the pipeline: stages, this rank's */
+    int slots;       /* micro-batches in flight on this stage (1F1B) */
+    size_t tied_off, tied_n; /* the word embeddings (or their copy) */
     /* The dp x sharding ranks that read different samples, and this
      * rank's place among them (sharding ranks are data parallel too). */
     int replicas, replica;
@@ -520,10 +523,6 @@ setup_comm(struct run *r)
         usage_error("--sharding_stage must be 1, 2 or 3");
     if (a->comm_timeout < 0)
         usage_error("--comm_timeout must not be negative");
-    if (a->pp > 1)
-        usage_error("--pp %d: pipeline parallelism is not implemented yet "
-                    "(data, tensor and sharding parallelism are)",
-                    a->pp);
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -545,6 +544,8 @@ setup_comm(struct run *r)
     r->sh_rank = r->comm->group_rank(r->comm, COMM_SHARDING);
     r->tp = r->comm->group_size(r->comm, COMM_TP);
     r->tp_rank = r->comm->group_rank(r->comm, COMM_TP);
+    r->pp = r->comm->group_size(r->comm, COMM_PP);
+    r->pp_rank = r->comm->group_rank(r->comm, COMM_PP);
     r->replicas = r->dp * r->sh;
     r->replica = r->sh_rank + r->sh * r->dp_rank;
 }
@@ -621,7 +622,19 @@ setup(struct run *r)
         strcmp(a->recompute_granularity, "core_attn"))
         usage_error("--recompute_granularity must be full or core_attn");
     {
-        struct model_tp tp = { r->tp, r->tp_rank, tp_all_reduce, r };
+        struct model_par par = {
+            { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
+        };
+
+        /* 1F1B holds the activations of up to pp - stage micro-batches. */
+        if (r->pp > 1)
+            par.slots = r->pp - r->pp_rank < r->accumulate ? r->pp - r->pp_rank
+                                                           : r->accumulate;
+        r->slots = par.slots;
+        if (r->pp > r->cfg.num_layers)
+            usage_error("--pp %d: the model has only %d layers (%s); each "
+                        "pipeline stage needs at least one",
+                        r->pp, r->cfg.num_layers, r->config_path);
 
         if (r->tp > 1 &&
             (r->cfg.num_heads % r->tp || r->cfg.intermediate_size % r->tp))
@@ -629,15 +642,27 @@ setup(struct run *r)
                         "and intermediate size (%d) (%s)",
                         r->tp, r->cfg.num_heads, r->cfg.intermediate_size,
                         r->config_path);
-        if (model_create_tp(&r->m, &r->cfg, op, a->micro_batch_size,
-                            a->max_seq_len,
-                            r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
-                            !a->use_recompute ? RECOMPUTE_NONE
-                            : strcmp(a->recompute_granularity, "full") == 0
-                                ? RECOMPUTE_FULL
-                                : RECOMPUTE_CORE_ATTN,
-                            &tp, err, sizeof(err)) < 0)
+        if (model_create_par(&r->m, &r->cfg, op, a->micro_batch_size,
+                             a->max_seq_len,
+                             r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
+                             !a->use_recompute ? RECOMPUTE_NONE
+                             : strcmp(a->recompute_granularity, "full") == 0
+                                 ? RECOMPUTE_FULL
+                                 : RECOMPUTE_CORE_ATTN,
+                             &par, err, sizeof(err)) < 0)
             fatal("%s", err);
+    }
+    {
+        /* The word embeddings (first stage) or their copy (last): the
+         * tied pair whose gradients the embedding group sums. */
+        const struct param_table *pt = model_table(r->m);
+
+        for (size_t i = 0; i < pt->n; i++)
+            if (pt->t[i].tp == TP_VOCAB && pt->t[i].ndim == 2) {
+                r->tied_off = pt->t[i].offset;
+                r->tied_n = pt->t[i].numel;
+                break;
+            }
     }
     {
         /* Sharding: rank k of the group owns [off[k], off[k+1]) of the
@@ -733,20 +758,21 @@ load_or_init(struct run *r)
         fatal("out of memory");
     if (ckpt_exists(last)) {
         struct optimizer full, *o = &r->opt;
-        struct tp_whole w;
+        struct whole w;
 
         if (r->sh > 1) { /* read every moment, keep this rank's range */
             if (optim_create(&full, model_ops(r->m), model_table(r->m)) < 0)
                 fatal("out of memory reading the optimizer state");
             o = &full;
         }
-        if (r->tp > 1) { /* read the whole model, keep this rank's part */
-            if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0)
+        if (r->tp > 1 ||
+            r->pp > 1) { /* read the whole model, keep this rank's part */
+            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
                 fatal("cannot resume from %s: %s", last, err);
             if (ckpt_load(last, w.m, &w.opt, &r->st, err, sizeof(err)) < 0 ||
-                tp_whole_scatter(&w, r->m, o, err, sizeof(err)) < 0)
+                whole_scatter(&w, r->m, o, err, sizeof(err)) < 0)
                 fatal("cannot resume from %s: %s", last, err);
-            tp_whole_release(&w);
+            whole_release(&w);
         } else if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0) {
             fatal("cannot resume from %s: %s", last, err);
         }
@@ -778,11 +804,12 @@ load_or_init(struct run *r)
         struct st_file *f;
         struct st_err se;
         size_t unused = 0;
-        struct tp_whole w;
+        struct whole w;
         struct model *into = r->m;
 
-        if (r->tp > 1) { /* the whole model, then this rank's part */
-            if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0)
+        if (r->tp > 1 ||
+            r->pp > 1) { /* the whole model, then this rank's part */
+            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
                 fatal("--continue_training: %s", err);
             into = w.m;
         }
@@ -792,10 +819,10 @@ load_or_init(struct run *r)
                                 model_params(into), "", f, &unused, &se) < 0)
             fatal("--continue_training: %s: %s", path, se.msg);
         st_close(f);
-        if (r->tp > 1) {
-            if (tp_whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
+        if (r->tp > 1 || r->pp > 1) {
+            if (whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
                 fatal("--continue_training: %s", err);
-            tp_whole_release(&w);
+            whole_release(&w);
         }
         log_info("weights from %s%s", path,
                  unused ? " (some of its tensors are not in this model)" : "");
@@ -814,7 +841,7 @@ save(struct run *r, const char *name, int keep_backup)
     struct optimizer full;
     const struct optimizer *o = &r->opt;
     struct model *m = r->m;
-    struct tp_whole w;
+    struct whole w;
     /* The ranks that hold what world rank 0 writes: its tensor-parallel
      * group (every other replica holds the same). */
     int writer = r->replica == 0;
@@ -827,9 +854,9 @@ save(struct run *r, const char *name, int keep_backup)
     }
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
         stage3_params(r, l, 1);
-    if (r->tp > 1 && writer) { /* whole tensors from the parts */
-        if (tp_whole_create(&w, r->m, err, sizeof(err)) < 0 ||
-            tp_whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
+    if ((r->tp > 1 || r->pp > 1) && writer) { /* whole tensors from the parts */
+        if (whole_create(&w, r->m, err, sizeof(err)) < 0 ||
+            whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
             fatal("step %lld: cannot save: %s", (long long)r->st.global_step,
                   err);
         m = w.m;
@@ -845,7 +872,7 @@ save(struct run *r, const char *name, int keep_backup)
         free(dir);
     }
     if (m != r->m)
-        tp_whole_release(&w);
+        whole_release(&w);
     if (o == &full)
         optim_release(&full);
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
@@ -861,14 +888,20 @@ check_loss(int64_t step, const struct losses *L, const char *what)
               (long long)step, what, L->loss);
 }
 
-/* Sum x[0..n) over every replica (the data-parallel and sharding ranks). */
+static size_t stage_bytes(const struct run *r, const struct batch *b);
+static void p2p(struct run *r, int rc, int64_t step);
+
+/* Sum losses x[0..n) over every replica (the data-parallel and sharding
+ * ranks) and the pipeline stages (only the last has them). */
 static void
 replicas_sum(struct run *r, double *x, size_t n, int64_t step)
 {
     if ((r->dp > 1 &&
          r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_DP) < 0) ||
         (r->sh > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0))
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0) ||
+        (r->pp > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_PP) < 0))
         fatal("global step %lld: %s", (long long)step, r->comm->error);
 }
 
@@ -885,19 +918,34 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
     double t0 = now(), sums[4];
     int n = 0;
 
+    model_use_slot(r->m, 0);
     for (int i = 0; i < iters; i++) {
+        struct comm *c = r->comm;
+
         if (loader_next(l, &b))
             break;
+        /* Pipeline: each stage passes its output on (no backward). */
+        if (r->pp_rank > 0)
+            p2p(r,
+                c->recv(c, model_stage_input(r->m), stage_bytes(r, &b),
+                        r->pp_rank - 1, COMM_PP),
+                r->st.global_step);
         if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
             fatal("%s step %d: %s", name, i, err);
-        check_loss(r->st.global_step, &L, name);
+        if (r->pp_rank < r->pp - 1)
+            p2p(r,
+                c->send(c, model_stage_output(r->m), stage_bytes(r, &b),
+                        r->pp_rank + 1, COMM_PP),
+                r->st.global_step);
+        else
+            check_loss(r->st.global_step, &L, name);
         sum.loss += L.loss;
         sum.lm_loss += L.lm_loss;
         sum.sop_loss += L.sop_loss;
         n++;
     }
     sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
-    sums[3] = n;
+    sums[3] = r->pp_rank == r->pp - 1 ? n : 0; /* the last stage counts */
     replicas_sum(r, sums, 4, r->st.global_step);
     sum.loss = sums[0], sum.lm_loss = sums[1], sum.sop_loss = sums[2];
     n = (int)sums[3];
@@ -944,17 +992,19 @@ static int
 layers_contiguous(struct run *r)
 {
     size_t lo, hi, prev_hi = 0;
+    int first, end;
 
-    for (int l = 0; l < r->cfg.num_layers; l++) {
+    model_stage_layers(r->m, &first, &end);
+    for (int l = first; l < end; l++) {
         model_layer_range(r->m, l, &lo, &hi);
-        if (l == 0)
+        if (l == first)
             r->layers_lo = lo;
         else if (lo != prev_hi)
             return 0;
         prev_hi = hi;
     }
     r->layers_hi = prev_hi;
-    return r->cfg.num_layers > 0;
+    return end > first;
 }
 
 /* The mean of the replicas' gradients, where the optimizer needs it: the
@@ -1079,6 +1129,215 @@ reduce_grads(struct run *r, int64_t step)
     model_ops(r->m)->scale(g + lo, n, 1.0f / (float)r->replicas);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The micro-steps of a step: one after the other, or the pipeline's 1F1B   */
+
+/* The bytes of activations a micro-batch passes between stages. */
+static size_t
+stage_bytes(const struct run *r, const struct batch *b)
+{
+    return (size_t)b->B * (size_t)b->T * (size_t)r->cfg.hidden_size *
+           sizeof(float);
+}
+
+static void
+p2p(struct run *r, int rc, int64_t step)
+{
+    if (rc < 0)
+        fatal("global step %lld: pipeline: %s", (long long)step,
+              r->comm->error);
+}
+
+/* Micro-step k's batch into its slot (the forward follows; a stage after
+ * the first receives its input before it). */
+static void
+load_micro(struct run *r, int64_t step, int k, struct batch *b)
+{
+    model_use_slot(r->m, k % r->slots);
+    if (loader_next(&r->train, b))
+        fatal("global step %lld: the training data ran out", (long long)step);
+}
+
+static void
+forward_micro(struct run *r, int64_t step, int k, const struct batch *b,
+              struct losses *acc)
+{
+    struct forward_opts fo;
+    struct losses L;
+    char err[1024];
+
+    model_use_slot(r->m, k % r->slots);
+    fo.dropout = 1;
+    fo.seed = micro_seed(r, step, k);
+    fo.grad_scale = 1.0f / (float)r->accumulate;
+    if (model_forward(r->m, b, &fo, &L, err, sizeof(err)) < 0)
+        fatal("global step %lld: %s", (long long)step, err);
+    if (r->pp_rank == r->pp - 1) /* the losses are the last stage's */
+        check_loss(step, &L, "training");
+    r->flops += train_flops(&r->cfg, b->B, b->T, b->M) / (r->tp * r->pp);
+    acc->loss += L.loss;
+    acc->lm_loss += L.lm_loss;
+    acc->sop_loss += L.sop_loss;
+}
+
+/* The tied word embeddings' gradients summed over the first and last
+ * stages (both then step the same values). */
+static void
+sync_tied(struct run *r, int64_t step)
+{
+    float *g = model_grads(r->m);
+
+    if (r->pp > 1 && (r->pp_rank == 0 || r->pp_rank == r->pp - 1) &&
+        r->comm->all_reduce_sum(r->comm, g + r->tied_off, r->tied_n, COMM_F32,
+                                COMM_EMBEDDING) < 0)
+        fatal("global step %lld: %s", (long long)step, r->comm->error);
+}
+
+/* Stage 2: the embeddings' and heads' gradients to their owners after a
+ * micro-step's backward, but (skip_tied) for the tied word embeddings of a
+ * pipeline's first or last stage: the other stage's half of their sum
+ * comes only once every micro-step is done, so they accumulate until
+ * then (a collective of the embedding group in the middle of 1F1B would
+ * wait for a stage that waits for this one). */
+static void
+shard_heads(struct run *r, int skip_tied)
+{
+    size_t total = model_table(r->m)->total;
+    size_t hole_lo = skip_tied ? r->tied_off : total;
+    size_t hole_hi = skip_tied ? r->tied_off + r->tied_n : total;
+    size_t ends[2][2] = { { 0, r->layers_lo }, { r->layers_hi, total } };
+
+    for (int i = 0; i < 2; i++) {
+        size_t a = ends[i][0], b = ends[i][1];
+
+        if (hole_lo >= a && hole_hi <= b && hole_hi > hole_lo) {
+            shard_region(r, a, hole_lo);
+            shard_region(r, hole_hi, b);
+        } else {
+            shard_region(r, a, b);
+        }
+    }
+}
+
+static void
+backward_micro(struct run *r, int k)
+{
+    model_use_slot(r->m, k % r->slots);
+    if (r->overlap && k == r->accumulate - 1)
+        model_set_layer_hook(r->m, layer_grads_ready, r);
+    if (r->stage2)
+        model_set_layer_hook(r->m, stage2_layer_ready, r);
+    model_backward(r->m);
+    model_set_layer_hook(r->m, NULL, NULL);
+    if (r->stage2) /* the embeddings and heads */
+        shard_heads(r, r->pp > 1);
+}
+
+/* One rank, or a pipeline stage without neighbours: forward and backward
+ * of each micro-batch in turn. */
+static void
+micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
+{
+    for (int k = 0; k < r->accumulate; k++) {
+        struct batch b;
+
+        load_micro(r, step, k, &b);
+        forward_micro(r, step, k, &b, acc);
+        backward_micro(r, k);
+    }
+}
+
+/* Pipeline stages, 1F1B (Megatron's schedule without interleaving): stage
+ * s of p runs warm = min(p - s - 1, m) forwards, then alternates one
+ * forward and one backward, then the remaining backwards.  Activations go
+ * to the next stage, gradients back to the previous; where a stage sends
+ * one way while its neighbour sends the other, both go in one sendrecv. */
+static void
+micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
+{
+    struct comm *c = r->comm;
+    int s = r->pp_rank, p = r->pp, m = r->accumulate;
+    int first = s == 0, last = s == p - 1;
+    int warm = p - s - 1 < m ? p - s - 1 : m, steady = m - warm;
+    int fk = 0, bk = 0;
+    struct batch b;
+
+    for (int i = 0; i < warm; i++, fk++) {
+        load_micro(r, step, fk, &b);
+        if (!first)
+            p2p(r,
+                c->recv(c, model_stage_input(r->m), stage_bytes(r, &b), s - 1,
+                        COMM_PP),
+                step);
+        forward_micro(r, step, fk, &b, acc);
+        p2p(r,
+            c->send(c, model_stage_output(r->m), stage_bytes(r, &b), s + 1,
+                    COMM_PP),
+            step);
+    }
+    if (steady > 0) {
+        load_micro(r, step, fk, &b);
+        if (!first)
+            p2p(r,
+                c->recv(c, model_stage_input(r->m), stage_bytes(r, &b), s - 1,
+                        COMM_PP),
+                step);
+    }
+    for (int i = 0; i < steady; i++, fk++, bk++) {
+        size_t n = stage_bytes(r, &b);
+
+        forward_micro(r, step, fk, &b, acc);
+        if (!last) { /* this output on, the gradient of micro bk back */
+            const float *out = model_stage_output(r->m);
+
+            model_use_slot(r->m, bk % r->slots);
+            p2p(r,
+                c->sendrecv(c, out, n, model_stage_doutput(r->m), n, s + 1,
+                            COMM_PP),
+                step);
+        }
+        backward_micro(r, bk);
+        if (i == steady - 1) {
+            if (!first)
+                p2p(r, c->send(c, model_stage_dinput(r->m), n, s - 1, COMM_PP),
+                    step);
+            continue;
+        }
+        {
+            const float *din = model_stage_dinput(r->m);
+
+            load_micro(r, step, fk + 1, &b);
+            if (!first) /* the gradient back, micro fk + 1's input in */
+                p2p(r,
+                    c->sendrecv(c, din, n, model_stage_input(r->m),
+                                stage_bytes(r, &b), s - 1, COMM_PP),
+                    step);
+        }
+    }
+    for (int i = 0; i < warm; i++, bk++) {
+        size_t n = stage_bytes(r, &b);
+
+        model_use_slot(r->m, bk % r->slots);
+        p2p(r, c->recv(c, model_stage_doutput(r->m), n, s + 1, COMM_PP), step);
+        backward_micro(r, bk);
+        if (!first)
+            p2p(r, c->send(c, model_stage_dinput(r->m), n, s - 1, COMM_PP),
+                step);
+    }
+}
+
+static void
+micro_steps(struct run *r, int64_t step, struct losses *acc)
+{
+    if (r->pp > 1)
+        micro_steps_1f1b(r, step, acc);
+    else
+        micro_steps_plain(r, step, acc);
+    sync_tied(r, step);
+    if (r->stage2 && r->pp > 1) /* the tied pair, kept until now */
+        shard_region(r, r->tied_off, r->tied_off + r->tied_n);
+}
+
 static void
 train_loop(struct run *r)
 {
@@ -1087,7 +1346,6 @@ train_loop(struct run *r)
     double t_log = now(), norm = 0, comm_sent = 0;
     int first_step = 1;
     int logged = 0;
-    char err[1024];
 
     r->train.pos.consumed_samples = r->st.consumed_samples;
     /* The valid loader resumes where PaddleNLP's would (7.8): eval_iters
@@ -1105,35 +1363,7 @@ train_loop(struct run *r)
         else
             model_zero_grad(r->m);
         comm_sent = comm_sent_total(r->comm); /* (overlapped: from here) */
-        for (int k = 0; k < r->accumulate; k++) {
-            struct forward_opts fo;
-            struct batch b;
-            struct losses L;
-
-            fo.dropout = 1;
-            fo.seed = micro_seed(r, step, k);
-            fo.grad_scale = 1.0f / (float)r->accumulate;
-            if (loader_next(&r->train, &b))
-                fatal("global step %lld: the training data ran out",
-                      (long long)step);
-            if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
-                fatal("global step %lld: %s", (long long)step, err);
-            check_loss(step, &L, "training");
-            if (r->overlap && k == r->accumulate - 1)
-                model_set_layer_hook(r->m, layer_grads_ready, r);
-            if (r->stage2)
-                model_set_layer_hook(r->m, stage2_layer_ready, r);
-            model_backward(r->m);
-            model_set_layer_hook(r->m, NULL, NULL);
-            if (r->stage2) { /* the embeddings and heads */
-                shard_region(r, 0, r->layers_lo);
-                shard_region(r, r->layers_hi, model_table(r->m)->total);
-            }
-            r->flops += train_flops(&r->cfg, b.B, b.T, b.M) / r->tp;
-            acc.loss += L.loss;
-            acc.lm_loss += L.lm_loss;
-            acc.sop_loss += L.sop_loss;
-        }
+        micro_steps(r, step, &acc);
         if (r->stall_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             for (;;)
                 pause(); /* a hung rank, for the watchdog tests */
@@ -1154,7 +1384,11 @@ train_loop(struct run *r)
                 (r->tp > 1 && r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64,
                                                       COMM_TP) < 0))
                 fatal("global step %lld: %s", (long long)step, r->comm->error);
-            norm = sqrt(ss[0] + ss[1]);
+            ss[0] += ss[1]; /* each stage its own tensors (copies not) */
+            if (r->pp > 1 &&
+                r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64, COMM_PP) < 0)
+                fatal("global step %lld: %s", (long long)step, r->comm->error);
+            norm = sqrt(ss[0]);
         }
         if (optim_apply(&r->opt, model_params(r->m), model_grads(r->m), lr,
                         &r->adam, norm) < 0)
@@ -1292,9 +1526,14 @@ main(int argc, char **argv)
              model_ops(r.m)->name, r.peak_gflops,
              r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
     log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
-             "x data parallel %d, this rank's data slice %d",
-             g_world, r.comm->name, r.tp, r.sh, r.a.sharding_stage, r.dp,
+             "x data parallel %d x pipeline %d, this rank's data slice %d",
+             g_world, r.comm->name, r.tp, r.sh, r.a.sharding_stage, r.dp, r.pp,
              r.replica);
+    if (r.pp > 1) /* the idle share of 1F1B: (p - 1) / (m + p - 1) */
+        log_info("pipeline: %d stages, %d micro-batches a step (1F1B): "
+                 "bubble fraction %.3f",
+                 r.pp, r.accumulate,
+                 (double)(r.pp - 1) / (r.accumulate + r.pp - 1));
     {
         /* fp32 parameters and gradients, AdamW's two moments (of this
          * rank's range when sharded). */

@@ -91,7 +91,7 @@ layout_acts(struct model *m, struct carver *c)
         carve_layer(c, &one, BT, C, Cl, I, TT);
     else if (m->recompute == RECOMPUTE_CORE_ATTN)
         shared_att = CF(TT);
-    for (int l = 0; l < k->num_layers; l++) {
+    for (int l = m->l_first; l < m->l_end; l++) {
         struct layer_acts *a = &m->la[l];
 
         if (m->recompute == RECOMPUTE_FULL) {
@@ -111,6 +111,7 @@ layout_acts(struct model *m, struct carver *c)
         }
     }
     m->emb = CF(BT * C);
+    m->xin = CF(BT * C);
     m->tmp = CF(BT * C);
     m->logits = CF(rows * V);
     m->losses = CF(rows ? rows : 1);
@@ -177,18 +178,22 @@ model_create_recompute(struct model **out, const struct model_config *cfg,
                        const struct ops *ops, int max_B, int max_T, int max_M,
                        enum model_recompute recompute, char *err, size_t errlen)
 {
-    return model_create_tp(out, cfg, ops, max_B, max_T, max_M, recompute, NULL,
-                           err, errlen);
+    return model_create_par(out, cfg, ops, max_B, max_T, max_M, recompute, NULL,
+                            err, errlen);
 }
 
 int
-model_create_tp(struct model **out, const struct model_config *cfg,
-                const struct ops *ops, int max_B, int max_T, int max_M,
-                enum model_recompute recompute, const struct model_tp *tp,
-                char *err, size_t errlen)
+model_create_par(struct model **out, const struct model_config *cfg,
+                 const struct ops *ops, int max_B, int max_T, int max_M,
+                 enum model_recompute recompute, const struct model_par *par,
+                 char *err, size_t errlen)
 {
     struct model *m;
+    const struct model_tp *tp = par ? &par->tp : NULL;
     int n = tp && tp->size > 1 ? tp->size : 1;
+    int pp = par && par->pp_size > 1 ? par->pp_size : 1;
+    int pp_rank = pp > 1 ? par->pp_rank : 0;
+    int slots = par && par->slots > 1 ? par->slots : 1;
     struct config_err ce;
     struct carver c = { NULL, 0 };
     int rc;
@@ -210,10 +215,22 @@ model_create_tp(struct model **out, const struct model_config *cfg,
                     "tensor parallel degree %d must divide the attention "
                     "heads (%d) and the intermediate size (%d)",
                     n, cfg->num_heads, cfg->intermediate_size);
+    if (pp > cfg->num_layers || pp_rank < 0 || pp_rank >= pp)
+        return fail(err, errlen,
+                    "%d pipeline stages for %d layers: each stage needs at "
+                    "least one layer",
+                    pp, cfg->num_layers);
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return fail(err, errlen, "out of memory");
     m->cfg = *cfg;
+    m->pp = pp;
+    m->pp_rank = pp_rank;
+    m->l_first = pp_rank * cfg->num_layers / pp;
+    m->l_end = (pp_rank + 1) * cfg->num_layers / pp;
+    m->pre = pp_rank == 0;
+    m->post = pp_rank == pp - 1;
+    m->n_slots = slots;
     if (n > 1)
         m->tp = *tp;
     m->tp.size = n;
@@ -253,19 +270,24 @@ model_create_tp(struct model **out, const struct model_config *cfg,
     }
     m->params = ops->alloc(m->table.total * sizeof(float));
     m->grads = ops->alloc(m->table.total * sizeof(float));
-    if (m->params == NULL || m->grads == NULL)
+    m->arenas = calloc((size_t)slots, sizeof(*m->arenas));
+    m->slot_state = calloc((size_t)slots, sizeof(*m->slot_state));
+    if (m->params == NULL || m->grads == NULL || m->arenas == NULL ||
+        m->slot_state == NULL)
         goto oom;
     layout_acts(m, &c);
     m->arena_bytes = c.used;
-    m->arena = ops->alloc(c.used);
+    for (int i = 0; i < slots; i++)
+        if ((m->arenas[i] = ops->alloc(c.used)) == NULL)
+            goto oom;
     m->host_scratch = malloc((size_t)max_B * (size_t)max_T * sizeof(int32_t));
     m->host_f = malloc(((size_t)max_B * (size_t)max_T > (size_t)m->max_M
                             ? (size_t)max_B * (size_t)max_T
                             : (size_t)m->max_M) *
                        sizeof(float));
-    if (m->arena == NULL || m->host_scratch == NULL || m->host_f == NULL)
+    if (m->host_scratch == NULL || m->host_f == NULL)
         goto oom;
-    c.base = m->arena;
+    c.base = m->arenas[0];
     c.used = 0;
     layout_acts(m, &c);
     *out = m;
@@ -284,10 +306,13 @@ model_free(struct model *m)
     if (m->ops) {
         m->ops->release(m->params);
         m->ops->release(m->grads);
-        m->ops->release(m->arena);
+        for (int i = 0; m->arenas && i < m->n_slots; i++)
+            m->ops->release(m->arenas[i]);
     }
     free(m->host_scratch);
     free(m->host_f);
+    free(m->arenas);
+    free(m->slot_state);
     free(m->lo);
     free(m->la);
     params_release(&m->table);
@@ -327,7 +352,7 @@ model_grads(struct model *m)
 size_t
 model_activation_bytes(const struct model *m)
 {
-    return m->arena_bytes;
+    return m->arena_bytes * (size_t)m->n_slots;
 }
 
 int
@@ -470,7 +495,7 @@ model_forward(struct model *m, const struct batch *b,
             return -1;
         model_ernie_forward(m);
     }
-    {
+    if (m->post) {
         /* Per-row losses summed on the host in row order: deterministic. */
         size_t rows = k->type == MODEL_GPT ? BT : (size_t)m->M;
         float *l = m->host_f; /* rows and B are within its size */
@@ -518,6 +543,56 @@ model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
     }
     *lo = m->lo[l].first;
     *hi = m->lo[l].end;
+}
+
+void
+model_stage_layers(const struct model *m, int *first, int *end)
+{
+    *first = m->l_first;
+    *end = m->l_end;
+}
+
+void
+model_use_slot(struct model *m, int slot)
+{
+    struct carver c = { NULL, 0 };
+    struct slot_state *s;
+
+    if (slot == m->slot || slot < 0 || slot >= m->n_slots)
+        return;
+    s = &m->slot_state[m->slot];
+    s->B = m->B, s->T = m->T, s->M = m->M, s->fo = m->fo;
+    m->slot = slot;
+    s = &m->slot_state[slot];
+    m->B = s->B, m->T = s->T, m->M = s->M, m->fo = s->fo;
+    c.base = m->arenas[slot];
+    layout_acts(m, &c);
+}
+
+float *
+model_stage_input(struct model *m)
+{
+    return m->xin;
+}
+
+const float *
+model_stage_output(const struct model *m)
+{
+    const struct layer_acts *a = &m->la[m->l_end - 1];
+
+    return m->cfg.type == MODEL_GPT ? a->r2 : a->ln2;
+}
+
+float *
+model_stage_doutput(struct model *m)
+{
+    return m->g0;
+}
+
+const float *
+model_stage_dinput(const struct model *m)
+{
+    return m->g0;
 }
 
 void

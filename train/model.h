@@ -83,12 +83,26 @@ int model_create_recompute(struct model **out, const struct model_config *cfg,
                            const struct ops *ops, int max_B, int max_T,
                            int max_M, enum model_recompute recompute, char *err,
                            size_t errlen);
-/* model_create_tp: also tensor parallel (tp NULL or size 1: whole).  The
- * heads, the intermediate size must divide by tp->size. */
-int model_create_tp(struct model **out, const struct model_config *cfg,
-                    const struct ops *ops, int max_B, int max_T, int max_M,
-                    enum model_recompute recompute, const struct model_tp *tp,
-                    char *err, size_t errlen);
+/* Parallel layouts: tensor parallelism (tp.size 0 or 1: none; the heads
+ * and the intermediate size must divide by it), and pipeline parallelism:
+ * stage pp_rank of pp_size holds layers [pp_rank L / pp_size, (pp_rank +
+ * 1) L / pp_size), the first stage the embeddings, the last the final
+ * norm and the heads with a copy of the tied word embeddings (tied_copy
+ * in the table; the caller keeps the copies equal).  slots: micro-batches
+ * whose activations are held at once (the pipeline schedule's), each
+ * with its own activation memory (0 or 1: one). */
+struct model_par {
+    struct model_tp tp;
+    int pp_size, pp_rank;
+    int slots;
+};
+
+/* model_create_par: model_create_recompute() in a parallel layout (par
+ * NULL: none). */
+int model_create_par(struct model **out, const struct model_config *cfg,
+                     const struct ops *ops, int max_B, int max_T, int max_M,
+                     enum model_recompute recompute,
+                     const struct model_par *par, char *err, size_t errlen);
 int model_create(struct model **out, const struct model_config *cfg,
                  const struct ops *ops, int max_B, int max_T, int max_M,
                  char *err, size_t errlen);
@@ -139,7 +153,25 @@ void model_set_param_hook(struct model *m,
                           void *ctx);
 
 /* model_layer_range: the elements [*lo, *hi) of the flat buffers that
- * layer l's tensors occupy (they are contiguous). */
+ * layer l's tensors occupy (they are contiguous; empty for a layer of
+ * another pipeline stage). */
 void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);
+
+/* Pipeline parallelism.  model_stage_layers: this stage's layers [*first,
+ * *end).  model_use_slot: the micro-batch slot the next forward or
+ * backward uses (its activations, batch and options).  Around a slot's
+ * forward: a stage other than the first receives its input into
+ * model_stage_input() ([B T, C] floats of the slot's batch) first; a
+ * stage other than the last sends model_stage_output() after.  Around its
+ * backward: a stage other than the last receives the output's gradient
+ * into model_stage_doutput() first; a stage other than the first sends
+ * model_stage_dinput() after.  Only the last stage computes losses (the
+ * others' model_forward gives 0). */
+void model_stage_layers(const struct model *m, int *first, int *end);
+void model_use_slot(struct model *m, int slot);
+float *model_stage_input(struct model *m);
+const float *model_stage_output(const struct model *m);
+float *model_stage_doutput(struct model *m);
+const float *model_stage_dinput(const struct model *m);
 
 #endif /* TRAIN_MODEL_H */

@@ -13,11 +13,33 @@ model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
                  int64_t d1, enum tp_split tp, int layer, enum param_init init,
                  float std, int hf_transposed)
 {
-    long i = params_add(&m->table, name, d0, d1, tp, layer, init, std);
+    long i;
 
+    *off = 0;
+    if (!model_on_stage(m, layer))
+        return 0;
+    i = params_add(&m->table, name, d0, d1, tp, layer, init, std);
     if (i < 0)
         return -1;
     m->table.t[i].hf_transposed = hf_transposed;
+    *off = m->table.t[i].offset;
+    return 0;
+}
+
+int
+model_add_tied_copy(struct model *m, size_t *off, const char *name, int64_t V,
+                    int64_t C, float std, int64_t zero_row)
+{
+    long i;
+
+    if (!m->post || m->pre)
+        return 0;
+    i = params_add(&m->table, name, V, C, TP_VOCAB, PARAM_POST, INIT_NORMAL,
+                   std);
+    if (i < 0)
+        return -1;
+    m->table.t[i].tied_copy = 1;
+    m->table.t[i].zero_row = zero_row;
     *off = m->table.t[i].offset;
     return 0;
 }

@@ -31,7 +31,8 @@ model_ernie_table(struct model *m)
 
     rc |= add(m, &h->word, "ernie.embeddings.word_embeddings.weight",
               k->vocab_size, C, TP_VOCAB, PARAM_PRE, INIT_NORMAL);
-    m->table.t[m->table.n - 1].zero_row = k->pad_token_id;
+    if (m->pre && rc == 0)
+        m->table.t[m->table.n - 1].zero_row = k->pad_token_id;
     rc |= add(m, &h->pos, "ernie.embeddings.position_embeddings.weight",
               k->max_position, C, TP_REPLICATED, PARAM_PRE, INIT_NORMAL);
     rc |= add(m, &h->type, "ernie.embeddings.token_type_embeddings.weight",
@@ -86,6 +87,9 @@ model_ernie_table(struct model *m)
                   TP_REPLICATED, l, INIT_ZEROS);
 #undef NAME
     }
+    rc |= model_add_tied_copy(
+        m, &h->word, "ernie.embeddings.word_embeddings.weight", k->vocab_size,
+        C, k->initializer_range, k->pad_token_id);
     if (k->binary_head) {
         rc |= add(m, &h->pool_w, "ernie.pooler.dense.weight", C, C,
                   TP_REPLICATED, PARAM_POST, INIT_NORMAL);
@@ -143,26 +147,34 @@ model_ernie_forward(struct model *m)
     const float *x;
 
     /* Embeddings (the words vocab-parallel: each rank looks up the ids of
-     * its shard; the others' rows are 0, so the sum is exact). */
-    op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
-    model_tp_sum(m, m->emb, n);
-    op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
-    op->embed_fwd(m->emb, m->type_ids, P(h->type), BT, C, 1);
-    if (k->use_task_id)
-        op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);
-    op->layernorm_fwd(m->emb_ln, m->emb_mean, m->emb_rstd, m->emb,
-                      P(h->emb_ln_w), P(h->emb_ln_b), BT, C, k->layer_norm_eps);
-    op->dropout_fwd(m->emb_ln, m->emb_ln, n, model_drop_p(m, k->hidden_dropout),
-                    model_site_seed(m, -1, SITE_EMB));
-    x = m->emb_ln;
+     * its shard; the others' rows are 0, so the sum is exact); a later
+     * pipeline stage starts from the input it received. */
+    x = m->xin;
+    if (m->pre) {
+        op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
+        model_tp_sum(m, m->emb, n);
+        op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
+        op->embed_fwd(m->emb, m->type_ids, P(h->type), BT, C, 1);
+        if (k->use_task_id)
+            op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);
+        op->layernorm_fwd(m->emb_ln, m->emb_mean, m->emb_rstd, m->emb,
+                          P(h->emb_ln_w), P(h->emb_ln_b), BT, C,
+                          k->layer_norm_eps);
+        op->dropout_fwd(m->emb_ln, m->emb_ln, n,
+                        model_drop_p(m, k->hidden_dropout),
+                        model_site_seed(m, -1, SITE_EMB));
+        x = m->emb_ln;
+    }
 
-    /* Post-LN encoder layers. */
-    for (int l = 0; l < k->num_layers; l++) {
+    /* Post-LN encoder layers (this stage's). */
+    for (int l = m->l_first; l < m->l_end; l++) {
         model_layer_params(m, l, 1);
         model_ernie_layer_fwd(m, l, x);
         model_layer_params(m, l, 0);
         x = m->la[l].ln2;
     }
+    if (!m->post)
+        return;
 
     /* MLM head on the masked rows; the logits turn into their gradient
      * when a backward pass follows. */
@@ -199,7 +211,10 @@ model_ernie_backward(struct model *m)
     size_t n = (size_t)BT * (size_t)C;
     size_t nM = (size_t)M * (size_t)C, nB = (size_t)B * (size_t)C;
 
-    /* g0: the gradient of the encoder's output. */
+    /* g0: the gradient of the encoder's output (of this stage's output,
+     * received, on a stage before the last). */
+    if (!m->post)
+        goto layers;
     op->zero(m->g0, n * sizeof(float));
 
     /* MLM head. */
@@ -231,10 +246,13 @@ model_ernie_backward(struct model *m)
     }
 
     /* Layers, last to first; g0 carries the gradient of each output. */
-    for (int l = k->num_layers - 1; l >= 0; l--) {
+layers:
+    for (int l = m->l_end - 1; l >= m->l_first; l--) {
         const struct layer_off *o = &m->lo[l];
         const struct layer_acts *a = &m->la[l];
-        const float *x = l ? m->la[l - 1].ln2 : m->emb_ln;
+        const float *x = l > m->l_first ? m->la[l - 1].ln2
+                         : m->pre       ? m->emb_ln
+                                        : m->xin;
 
         model_layer_params(m, l, 1);
         if (m->recompute == RECOMPUTE_FULL)
@@ -253,7 +271,10 @@ model_ernie_backward(struct model *m)
         model_layer_params(m, l, 0);
     }
 
-    /* Embeddings: emb_ln = drop(LN(word + pos + type + task)). */
+    /* Embeddings: emb_ln = drop(LN(word + pos + type + task)); a later
+     * stage sends g0 back instead. */
+    if (!m->pre)
+        return;
     op->zero(m->g1, n * sizeof(float));
     op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->hidden_dropout),
                     model_site_seed(m, -1, SITE_EMB));

@@ -59,6 +59,8 @@ model_gpt_table(struct model *m)
                                TP_REPLICATED, l, INIT_ZEROS, 0, 0);
 #undef NAME
     }
+    rc |= model_add_tied_copy(m, &h->word, "transformer.wte.weight",
+                              k->vocab_size, C, std, -1);
     rc |= model_add_tensor(m, &h->lnf_w, "transformer.ln_f.weight", C, 0,
                            TP_REPLICATED, PARAM_POST, INIT_ONES, 0, 0);
     rc |= model_add_tensor(m, &h->lnf_b, "transformer.ln_f.bias", C, 0,
@@ -96,19 +98,26 @@ model_gpt_forward(struct model *m)
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
-    /* Vocab-parallel: each rank looks up the ids of its shard. */
-    op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
-    model_tp_sum(m, m->emb, n);
-    op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
-    op->dropout_fwd(m->emb, m->emb, n, model_drop_p(m, k->embedding_dropout),
-                    model_site_seed(m, -1, SITE_EMB));
-    x = m->emb;
-    for (int l = 0; l < k->num_layers; l++) {
+    /* Vocab-parallel: each rank looks up the ids of its shard.  A later
+     * pipeline stage starts from the input it received. */
+    x = m->xin;
+    if (m->pre) {
+        op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
+        model_tp_sum(m, m->emb, n);
+        op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
+        op->dropout_fwd(m->emb, m->emb, n,
+                        model_drop_p(m, k->embedding_dropout),
+                        model_site_seed(m, -1, SITE_EMB));
+        x = m->emb;
+    }
+    for (int l = m->l_first; l < m->l_end; l++) {
         model_layer_params(m, l, 1);
         model_gpt_layer_fwd(m, l, x);
         model_layer_params(m, l, 0);
         x = m->la[l].r2;
     }
+    if (!m->post)
+        return;
     op->layernorm_fwd(m->lnf, m->lnf_mean, m->lnf_rstd, x, P(h->lnf_w),
                       P(h->lnf_b), BT, C, k->layer_norm_eps);
     op->linear_fwd(m->logits, m->lnf, P(h->word), NULL, BT, C, V);
@@ -125,19 +134,25 @@ model_gpt_backward(struct model *m)
     size_t n = (size_t)BT * (size_t)C;
 
     /* LM head and final norm; g0 then carries the residual stream's
-     * gradient down through the layers. */
+     * gradient down through the layers (a stage before the last received
+     * it). */
+    if (!m->post)
+        goto layers;
     op->zero(m->g1, n * sizeof(float));
     op->linear_bwd(m->g1, G(h->word), NULL, m->logits, m->lnf, P(h->word), BT,
                    C, V);
     model_tp_sum(m, m->g1, n);
     op->zero(m->g0, n * sizeof(float));
     op->layernorm_bwd(m->g0, G(h->lnf_w), G(h->lnf_b), m->g1,
-                      m->la[k->num_layers - 1].r2, P(h->lnf_w), m->lnf_mean,
+                      m->la[m->l_end - 1].r2, P(h->lnf_w), m->lnf_mean,
                       m->lnf_rstd, BT, C);
-    for (int l = k->num_layers - 1; l >= 0; l--) {
+layers:
+    for (int l = m->l_end - 1; l >= m->l_first; l--) {
         const struct layer_off *o = &m->lo[l];
         const struct layer_acts *a = &m->la[l];
-        const float *x = l ? m->la[l - 1].r2 : m->emb;
+        const float *x = l > m->l_first ? m->la[l - 1].r2
+                         : m->pre       ? m->emb
+                                        : m->xin;
 
         model_layer_params(m, l, 1);
         if (m->recompute == RECOMPUTE_FULL)
@@ -155,6 +170,8 @@ model_gpt_backward(struct model *m)
         model_layer_done(m, l);
         model_layer_params(m, l, 0);
     }
+    if (!m->pre)
+        return;
     op->zero(m->g1, n * sizeof(float));
     op->dropout_bwd(m->g1, m->g0, n, model_drop_p(m, k->embedding_dropout),
                     model_site_seed(m, -1, SITE_EMB));

@@ -51,6 +51,9 @@ struct model {
      * starting at v0, and its first head h0); tp.size 1 without. */
     struct model_tp tp;
     int Cl, NHl, Il, Vl, V_valid, v0, h0;
+    /* Pipeline parallelism: this stage's layers [l_first, l_end); pre:
+     * it holds the embeddings (first stage), post: the heads (last). */
+    int pp, pp_rank, l_first, l_end, pre, post;
     struct param_table table;
     struct layer_off *lo;
     struct head_off ho;
@@ -58,9 +61,17 @@ struct model {
     int max_B, max_T, max_M;
     enum model_recompute recompute;
 
-    /* Activations (one arena), sized for max_B x max_T. */
-    void *arena;
+    /* Activations (one arena per slot), sized for max_B x max_T; the
+     * pointers below are carved from the slot in use, whose batch and
+     * options are saved in slot_state when another is taken. */
+    void **arenas;
     size_t arena_bytes;
+    int n_slots, slot;
+    struct slot_state {
+        int B, T, M;
+        struct forward_opts fo;
+    } * slot_state;
+    float *xin; /* [BT, C] the stage's input (not the first stage) */
     struct layer_acts *la;
     float *emb; /* [BT, C] ERNIE: sum of embeddings; GPT: output */
     float *emb_ln, *emb_mean, *emb_rstd; /* ERNIE: LN (+ dropout) output */
@@ -133,12 +144,27 @@ void model_lm_xent(struct model *m, const int32_t *targets, int rows);
 enum { SITE_ATT_PROBS, SITE_ATT_OUT, SITE_MLP_OUT, SITE_EMB };
 uint64_t model_site_seed(const struct model *m, int layer, int site);
 
-/* model_blocks.c: a tensor appended to the table (its offset in *off);
+/* Whether this pipeline stage holds tensors of `layer` (an index,
+ * PARAM_PRE or PARAM_POST). */
+static inline int
+model_on_stage(const struct model *m, int layer)
+{
+    return layer == PARAM_PRE    ? m->pre
+           : layer == PARAM_POST ? m->post
+                                 : layer >= m->l_first && layer < m->l_end;
+}
+
+/* model_blocks.c: a tensor appended to the table (its offset in *off),
+ * if this pipeline stage holds it (else nothing, *off = 0);
  * the dropout rate in force (0 when the forward runs without dropout). */
 int model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
                      int64_t d1, enum tp_split tp, int layer,
                      enum param_init init, float std, int hf_transposed);
 float model_drop_p(const struct model *m, float p);
+/* The last pipeline stage's copy of the tied word embeddings (a stage
+ * that is not also the first), after its layers. */
+int model_add_tied_copy(struct model *m, size_t *off, const char *name,
+                        int64_t V, int64_t C, float std, int64_t zero_row);
 
 /* The sublayers of layer l, forward: m->tmp = drop(proj(attention(qkv(x))))
  * and m->tmp = drop(fc2(act(fc(x)))), saving what backward needs.

@@ -93,7 +93,7 @@ optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
         const struct param_tensor *t = &o->table->t[i];
         size_t a, b;
 
-        if (owned_part(o, t, &a, &b)) {
+        if (!t->tied_copy && owned_part(o, t, &a, &b)) {
             double s = o->ops->sumsq(grads + a, b - a);
 
             if (t->tp != TP_REPLICATED && o->table->tp_size > 1)

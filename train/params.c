@@ -174,16 +174,30 @@ params_fill_init(const struct param_table *pt, uint64_t seed, float *host)
     }
 }
 
+/* The whole table's tensor of part's tensor i (by name; the same index
+ * when the tables agree). */
+static const struct param_tensor *
+whole_of(const struct param_table *part, size_t i, const struct param_table *wt)
+{
+    if (i < wt->n && strcmp(wt->t[i].name, part->t[i].name) == 0)
+        return &wt->t[i];
+    return params_find(wt, part->t[i].name);
+}
+
 void
 params_to_global(const struct param_table *part, int rank,
                  const float *host_part, const struct param_table *wt,
                  float *host_whole)
 {
-    for (size_t i = 0; i < part->n && i < wt->n; i++) {
-        const struct param_tensor *t = &part->t[i];
-        const float *src = host_part + part->t[i].offset;
-        float *dst = host_whole + wt->t[i].offset;
+    for (size_t i = 0; i < part->n; i++) {
+        const struct param_tensor *t = &part->t[i], *w = whole_of(part, i, wt);
+        const float *src = host_part + t->offset;
+        float *dst;
 
+        if (w == NULL || t->tied_copy ||
+            (rank != 0 && (t->tp == TP_REPLICATED || part->tp_size <= 1)))
+            continue;
+        dst = host_whole + w->offset;
         for (size_t k = 0; k < t->numel; k++) {
             int64_t g = params_global_index(t, part->tp_size, rank, k);
 
@@ -197,11 +211,16 @@ void
 params_from_global(const struct param_table *part, int rank, float *host_part,
                    const struct param_table *wt, const float *host_whole)
 {
-    for (size_t i = 0; i < part->n && i < wt->n; i++) {
-        const struct param_tensor *t = &part->t[i];
-        float *dst = host_part + part->t[i].offset;
-        const float *src = host_whole + wt->t[i].offset;
+    for (size_t i = 0; i < part->n; i++) {
+        const struct param_tensor *t = &part->t[i], *w = whole_of(part, i, wt);
+        float *dst = host_part + t->offset;
+        const float *src;
 
+        if (w == NULL) { /* (tables of one model have the same names) */
+            memset(dst, 0, t->numel * sizeof(*dst));
+            continue;
+        }
+        src = host_whole + w->offset;
         for (size_t k = 0; k < t->numel; k++) {
             int64_t g = params_global_index(t, part->tp_size, rank, k);
 

@@ -49,6 +49,10 @@ struct param_tensor {
     enum param_init init;
     float std;        /* INIT_NORMAL */
     int64_t zero_row; /* a row set to 0 at init (padding_idx), or -1 */
+    /* A copy of a tensor another pipeline stage owns (the last stage's
+     * tied word embeddings): kept equal to it, neither saved from here
+     * nor counted twice in the gradient norm. */
+    int tied_copy;
 };
 
 struct param_table {
@@ -90,10 +94,14 @@ void params_fill_init(const struct param_table *pt, uint64_t seed, float *host);
 int64_t params_global_index(const struct param_tensor *t, int tp_size, int rank,
                             size_t k);
 
-/* params_to_global: copy rank `rank`'s parts (host, laid out as `part`,
- * a table of that rank) into their places in `whole` (host, laid out as
- * the whole table `wt`, which has the same tensors in the same order).
- * params_from_global: the reverse (pads become 0). */
+/* params_to_global: copy what tensor-parallel rank `rank` owns of the
+ * tensors of `part` (host, laid out as `part`, a table of that rank and
+ * of one pipeline stage) into their places in `whole` (host, laid out as
+ * the whole table `wt`; tensors matched by name): its part of the split
+ * tensors, the replicated ones only if rank is 0, no tied copy.  The rest
+ * of `whole` is left as it was, so zeroed buffers of every rank sum to
+ * the whole.  params_from_global: the reverse, every tensor of part (pads
+ * become 0). */
 void params_to_global(const struct param_table *part, int rank,
                       const float *host_part, const struct param_table *wt,
                       float *host_whole);

@@ -74,7 +74,7 @@ static struct model *
 tiny(enum model_type type, int size, int rank)
 {
     struct model_config c;
-    struct model_tp tp = { size, rank, no_reduce, NULL };
+    struct model_par par = { { size, rank, no_reduce, NULL }, 1, 0, 1 };
     struct model *m = NULL;
     char err[256];
 
@@ -85,8 +85,8 @@ tiny(enum model_type type, int size, int rank)
     c.num_heads = 4;
     c.intermediate_size = 16;
     c.max_position = 16;
-    if (model_create_tp(&m, &c, ops_cpu(1), 2, 4, 2, RECOMPUTE_NONE, &tp, err,
-                        sizeof(err)) < 0 ||
+    if (model_create_par(&m, &c, ops_cpu(1), 2, 4, 2, RECOMPUTE_NONE, &par, err,
+                         sizeof(err)) < 0 ||
         model_init_params(m, 5) < 0) {
         fprintf(stderr, "tiny: %s\n", err);
         exit(1);
@@ -156,7 +156,7 @@ static void
 test_tp_refuses(void)
 {
     struct model_config c;
-    struct model_tp tp = { 3, 0, no_reduce, NULL };
+    struct model_par par = { { 3, 0, no_reduce, NULL }, 1, 0, 1 };
     struct model *m = NULL;
     char err[256] = "";
 
@@ -167,8 +167,8 @@ test_tp_refuses(void)
     c.num_heads = 4;
     c.intermediate_size = 16;
     c.max_position = 16;
-    CHECK(model_create_tp(&m, &c, ops_cpu(1), 2, 4, 0, RECOMPUTE_NONE, &tp, err,
-                          sizeof(err)) < 0);
+    CHECK(model_create_par(&m, &c, ops_cpu(1), 2, 4, 0, RECOMPUTE_NONE, &par,
+                           err, sizeof(err)) < 0);
     CHECK(m == NULL);
     CHECK(strstr(err, "must divide") != NULL);
 }

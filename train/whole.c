@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* tp_whole.c: tensor-parallel parts to the whole model and back (see
- * tp_whole.h). */
+/* whole.c: tensor-parallel parts to the whole model and back (see
+ * whole.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_whole.h"
+#include "whole.h"
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
@@ -21,8 +21,8 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 int
-tp_whole_create(struct tp_whole *w, const struct model *part, char *err,
-                size_t errlen)
+whole_create(struct whole *w, const struct model *part, char *err,
+             size_t errlen)
 {
     const struct model_config *k = model_cfg(part);
 
@@ -31,7 +31,7 @@ tp_whole_create(struct tp_whole *w, const struct model *part, char *err,
                      k->type == MODEL_ERNIE ? 1 : 0, err, errlen) < 0)
         return -1;
     if (optim_create(&w->opt, model_ops(part), model_table(w->m)) < 0) {
-        tp_whole_release(w);
+        whole_release(w);
         return fail(err, errlen,
                     "out of memory for the whole model's "
                     "optimizer state");
@@ -40,7 +40,7 @@ tp_whole_create(struct tp_whole *w, const struct model *part, char *err,
 }
 
 void
-tp_whole_release(struct tp_whole *w)
+whole_release(struct whole *w)
 {
     if (w->m)
         optim_release(&w->opt);
@@ -48,8 +48,10 @@ tp_whole_release(struct tp_whole *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* One buffer of part's layout (backend memory) gathered over the group
- * into `whole` (backend memory, laid out as the whole table wt). */
+/* One buffer of part's layout (backend memory) gathered into `whole`
+ * (backend memory, laid out as the whole table wt): each rank writes what
+ * it owns into zeros, and the sums over the tensor-parallel group and the
+ * pipeline stages are the whole (exactly: one term of each sum is not 0). */
 static int
 gather_one(const struct model *part, const float *buf,
            const struct param_table *wt, float *whole, struct comm *c,
@@ -57,42 +59,35 @@ gather_one(const struct model *part, const float *buf,
 {
     const struct ops *op = model_ops(part);
     const struct param_table *pt = model_table(part);
-    size_t n = pt->total;
-    int size = c->group_size(c, COMM_TP), rank = c->group_rank(c, COMM_TP);
-    float *stage = op->alloc((size_t)size * n * sizeof(float));
-    float *host = malloc((size_t)size * n * sizeof(float));
-    float *whole_host = malloc(wt->total * sizeof(float));
+    float *host = malloc(pt->total * sizeof(float) + 1);
+    float *whole_host = calloc(wt->total, sizeof(float));
     int rc = -1;
 
-    if (stage == NULL || host == NULL || whole_host == NULL) {
+    if (host == NULL || whole_host == NULL) {
         fail(err, errlen, "out of memory gathering the model");
         goto out;
     }
-    /* This rank's part in its place, then an in-place all-gather. */
-    op->zero(stage + (size_t)rank * n, n * sizeof(float));
-    op->accumulate(stage + (size_t)rank * n, buf, n);
-    if (c->all_gather(c, stage, stage + (size_t)rank * n, n, COMM_F32,
-                      COMM_TP) < 0) {
-        fail(err, errlen, "gathering the tensor-parallel parts: %s", c->error);
+    op->download(host, buf, pt->total * sizeof(float));
+    params_to_global(pt, c->group_rank(c, COMM_TP), host, wt, whole_host);
+    op->upload(whole, whole_host, wt->total * sizeof(float));
+    if ((c->group_size(c, COMM_TP) > 1 &&
+         c->all_reduce_sum(c, whole, wt->total, COMM_F32, COMM_TP) < 0) ||
+        (c->group_size(c, COMM_PP) > 1 &&
+         c->all_reduce_sum(c, whole, wt->total, COMM_F32, COMM_PP) < 0)) {
+        fail(err, errlen, "gathering the model's parts: %s", c->error);
         goto out;
     }
-    op->download(host, stage, (size_t)size * n * sizeof(float));
-    for (int r = 0; r < size; r++)
-        params_to_global(pt, r, host + (size_t)r * n, wt, whole_host);
-    op->upload(whole, whole_host, wt->total * sizeof(float));
     rc = 0;
 out:
-    if (stage)
-        op->release(stage);
     free(host);
     free(whole_host);
     return rc;
 }
 
 int
-tp_whole_gather(struct tp_whole *w, const struct model *part,
-                const struct optimizer *o, struct comm *c, char *err,
-                size_t errlen)
+whole_gather(struct whole *w, const struct model *part,
+             const struct optimizer *o, struct comm *c, char *err,
+             size_t errlen)
 {
     const struct param_table *wt = model_table(w->m);
 
@@ -132,8 +127,8 @@ scatter_one(struct model *part, float *buf, const struct param_table *wt,
 }
 
 int
-tp_whole_scatter(const struct tp_whole *w, struct model *part,
-                 struct optimizer *o, char *err, size_t errlen)
+whole_scatter(const struct whole *w, struct model *part, struct optimizer *o,
+              char *err, size_t errlen)
 {
     const struct param_table *wt = model_table(w->m);
 
