@@ -76,6 +76,11 @@ struct comm {
                                  enum comm_dtype t, enum comm_group g);
     int (*all_gather_ranges)(struct comm *c, void *buf, const size_t *off,
                              enum comm_dtype t, enum comm_group g);
+    /* Nonblocking all_gather_ranges (sharding stage 3's prefetch of the
+     * next layer): complete once wait_all() returns; buf must not be
+     * touched before; off may change after the call. */
+    int (*all_gather_ranges_start)(struct comm *c, void *buf, const size_t *off,
+                                   enum comm_dtype t, enum comm_group g);
     /* The group's sum of buf[0..n) into root's buf (the others' buf is
      * left as it was). */
     int (*reduce_sum)(struct comm *c, void *buf, size_t n, enum comm_dtype t,

@@ -46,6 +46,10 @@ struct comm_mpi {
     MPI_Request *req;
     size_t n_req, cap_req;
     enum comm_group req_group;
+    /* Count and displacement arrays of started all-gathers, freed when
+     * they complete. */
+    int **keep;
+    size_t n_keep, cap_keep;
 };
 
 static long long
@@ -177,6 +181,34 @@ mpi_all_reduce_max(struct comm *c, void *buf, size_t n, enum comm_dtype t,
     return mpi_all_reduce_op(c, buf, n, t, g, MPI_MAX);
 }
 
+/* Room for one more started request (and a kept array pair). */
+static int
+room_for_request(struct comm_mpi *m, const char *what)
+{
+    if (m->n_req == m->cap_req) {
+        size_t cap = m->cap_req ? 2 * m->cap_req : 64;
+        MPI_Request *r = realloc(m->req, cap * sizeof(*r));
+
+        if (r == NULL)
+            goto oom;
+        m->req = r;
+        m->cap_req = cap;
+    }
+    if (m->n_keep + 2 > m->cap_keep) {
+        size_t cap = m->cap_keep ? 2 * m->cap_keep : 64;
+        int **k = realloc(m->keep, cap * sizeof(*k));
+
+        if (k == NULL)
+            goto oom;
+        m->keep = k;
+        m->cap_keep = cap;
+    }
+    return 0;
+oom:
+    snprintf(m->base.error, sizeof(m->base.error), "%s: out of memory", what);
+    return -1;
+}
+
 static int
 mpi_all_reduce_start(struct comm *c, void *buf, size_t n, enum comm_dtype t,
                      enum comm_group g)
@@ -195,18 +227,8 @@ mpi_all_reduce_start(struct comm *c, void *buf, size_t n, enum comm_dtype t,
     for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += PIECE) {
         size_t k = n - off < PIECE ? n - off : PIECE;
 
-        if (m->n_req == m->cap_req) {
-            size_t cap = m->cap_req ? 2 * m->cap_req : 64;
-            MPI_Request *r = realloc(m->req, cap * sizeof(*r));
-
-            if (r == NULL) {
-                snprintf(m->base.error, sizeof(m->base.error),
-                         "all-reduce: out of memory");
-                return -1;
-            }
-            m->req = r;
-            m->cap_req = cap;
-        }
+        if (room_for_request(m, "all-reduce") < 0)
+            return -1;
         rc = MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + off * es, (int)k,
                             mpi_type(t), MPI_SUM, mc, &m->req[m->n_req]);
         if (rc == MPI_SUCCESS)
@@ -239,6 +261,8 @@ mpi_wait_all(struct comm *c)
     busy(m, "all-reduce (overlapped)", m->req_group);
     rc = MPI_Waitall((int)m->n_req, m->req, MPI_STATUSES_IGNORE);
     m->n_req = 0;
+    while (m->n_keep > 0)
+        free(m->keep[--m->n_keep]);
     return failed(m, rc, "all-reduce", m->req_group);
 }
 
@@ -369,6 +393,32 @@ mpi_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
                         mpi_type(t), mc);
     free(counts);
     free(displs);
+    return failed(m, rc, "all-gather", g);
+}
+
+static int
+mpi_all_gather_ranges_start(struct comm *c, void *buf, const size_t *off,
+                            enum comm_dtype t, enum comm_group g)
+{
+    struct comm_mpi *m = (struct comm_mpi *)c;
+    MPI_Comm mc = group_of(m, g, "all-gather");
+    int *counts, *displs, rc;
+
+    if (mc == MPI_COMM_NULL || room_for_request(m, "all-gather") < 0 ||
+        range_counts(m, off, m->size[g], &counts, &displs, "all-gather") < 0)
+        return -1;
+    if (m->n_req == 0)
+        m->req_group = g;
+    m->base.sent[g] += comm_ring_bytes(
+        "all-gather", (double)(off[m->size[g]] * comm_dtype_size(t)),
+        m->size[g]);
+    rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts,
+                         displs, mpi_type(t), mc, &m->req[m->n_req]);
+    /* MPI reads counts and displs until the gather completes. */
+    m->keep[m->n_keep++] = counts;
+    m->keep[m->n_keep++] = displs;
+    if (rc == MPI_SUCCESS)
+        m->n_req++;
     return failed(m, rc, "all-gather", g);
 }
 
@@ -510,6 +560,9 @@ mpi_destroy(struct comm *c)
             MPI_Comm_free(&m->group[g]);
     MPI_Finalize();
     free(m->req);
+    while (m->n_keep > 0)
+        free(m->keep[--m->n_keep]);
+    free(m->keep);
     free(m);
 }
 
@@ -583,6 +636,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.all_gather = mpi_all_gather;
     m->base.reduce_scatter_ranges = mpi_reduce_scatter_ranges;
     m->base.all_gather_ranges = mpi_all_gather_ranges;
+    m->base.all_gather_ranges_start = mpi_all_gather_ranges_start;
     m->base.reduce_sum = mpi_reduce;
     m->base.broadcast = mpi_broadcast;
     m->base.send = mpi_send;

@@ -252,7 +252,7 @@ nccl_all_gather(struct comm *c, void *out, const void *in, size_t count,
  * range, so the ranges may differ in length. */
 static int
 ranges(struct comm_nccl *n, void *buf, const size_t *off, enum comm_dtype t,
-       enum comm_group g, int reduce, const char *what)
+       enum comm_group g, int reduce, const char *what, int start)
 {
     ncclComm_t nc = group_of(n, g, what);
     size_t es = comm_dtype_size(t);
@@ -276,6 +276,12 @@ ranges(struct comm_nccl *n, void *buf, const size_t *off, enum comm_dtype t,
         ncclGroupEnd();
         return check(n, rc, what, g);
     }
+    if (start) { /* enqueued; wait_all() waits for the stream */
+        if (!n->pending)
+            n->pending_group = g;
+        n->pending = 1;
+        return check(n, ncclGroupEnd(), what, g);
+    }
     return finish(n, ncclGroupEnd(), what, g);
 }
 
@@ -283,14 +289,22 @@ static int
 nccl_reduce_scatter_ranges(struct comm *c, void *buf, const size_t *off,
                            enum comm_dtype t, enum comm_group g)
 {
-    return ranges((struct comm_nccl *)c, buf, off, t, g, 1, "reduce-scatter");
+    return ranges((struct comm_nccl *)c, buf, off, t, g, 1, "reduce-scatter",
+                  0);
 }
 
 static int
 nccl_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
                        enum comm_dtype t, enum comm_group g)
 {
-    return ranges((struct comm_nccl *)c, buf, off, t, g, 0, "all-gather");
+    return ranges((struct comm_nccl *)c, buf, off, t, g, 0, "all-gather", 0);
+}
+
+static int
+nccl_all_gather_ranges_start(struct comm *c, void *buf, const size_t *off,
+                             enum comm_dtype t, enum comm_group g)
+{
+    return ranges((struct comm_nccl *)c, buf, off, t, g, 0, "all-gather", 1);
 }
 
 static int
@@ -484,6 +498,7 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     n->base.all_gather = nccl_all_gather;
     n->base.reduce_scatter_ranges = nccl_reduce_scatter_ranges;
     n->base.all_gather_ranges = nccl_all_gather_ranges;
+    n->base.all_gather_ranges_start = nccl_all_gather_ranges_start;
     n->base.reduce_sum = nccl_reduce;
     n->base.broadcast = nccl_broadcast;
     n->base.send = nccl_send;

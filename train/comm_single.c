@@ -243,6 +243,7 @@ static struct comm the_single = {
     .all_gather = single_copy,
     .reduce_scatter_ranges = single_ranges,
     .all_gather_ranges = single_ranges,
+    .all_gather_ranges_start = single_ranges,
     .reduce_sum = single_reduce,
     .broadcast = single_broadcast,
     .send = single_send,

@@ -373,6 +373,7 @@ struct run {
     /* Sharding stage 3: the parameters too; a layer's are gathered before
      * its forward and backward and dropped after. */
     int stage3;
+    int prefetched;   /* the layer whose gather is under way, or -1 */
     size_t *clip_off; /* sh + 1 scratch bounds */
     struct train_state st;
     char *args_json;
@@ -853,7 +854,7 @@ save(struct run *r, const char *name, int keep_backup)
         o = &full;
     }
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
-        stage3_params(r, l, 1);
+        stage3_params(r, l, MODEL_PARAMS_FORWARD);
     if ((r->tp > 1 || r->pp > 1) && writer) { /* whole tensors from the parts */
         if (whole_create(&w, r->m, err, sizeof(err)) < 0 ||
             whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
@@ -876,7 +877,7 @@ save(struct run *r, const char *name, int keep_backup)
     if (o == &full)
         optim_release(&full);
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
-        stage3_params(r, l, 0);
+        stage3_params(r, l, MODEL_PARAMS_DONE);
 }
 
 static void
@@ -1038,9 +1039,10 @@ shard_region(struct run *r, size_t a, size_t b)
         op->discard(g + a, (b - a) * sizeof(float));
 }
 
-/* Stage 3: parameters [a, b) gathered from the ranks owning its pieces. */
+/* Stage 3: parameters [a, b) gathered from the ranks owning its pieces;
+ * start: only started (complete after the comm's wait_all()). */
 static void
-gather_params(struct run *r, size_t a, size_t b)
+gather_params_how(struct run *r, size_t a, size_t b, int start)
 {
     for (int k = 0; k <= r->sh; k++) {
         size_t o = r->shard_off[k];
@@ -1048,9 +1050,16 @@ gather_params(struct run *r, size_t a, size_t b)
         r->clip_off[k] = (o < a ? a : o > b ? b : o) - a;
     }
     if (b > a &&
-        r->comm->all_gather_ranges(r->comm, model_params(r->m) + a, r->clip_off,
-                                   COMM_F32, COMM_SHARDING) < 0)
+        (start ? r->comm->all_gather_ranges_start : r->comm->all_gather_ranges)(
+            r->comm, model_params(r->m) + a, r->clip_off, COMM_F32,
+            COMM_SHARDING) < 0)
         fatal("gathering parameters: %s", r->comm->error);
+}
+
+static void
+gather_params(struct run *r, size_t a, size_t b)
+{
+    gather_params_how(r, a, b, 0);
 }
 
 /* Stage 3: drop parameters [a, b), but for this rank's range. */
@@ -1068,17 +1077,41 @@ drop_params(struct run *r, size_t a, size_t b)
         op->discard(p + s2, (b - s2) * sizeof(float));
 }
 
+/* Stage 3's parameter hook: a layer's parameters gathered before use and
+ * dropped after.  While a layer computes, the gather of the next one in
+ * the pass (forward: l + 1, backward: l - 1) is already under way (the
+ * prefetch); the first layer of a pass waits for its own. */
 static void
 stage3_params(void *ctx, int l, int need)
 {
     struct run *r = ctx;
     size_t a, b;
+    int first, end, next;
 
     model_layer_range(r->m, l, &a, &b);
-    if (need)
-        gather_params(r, a, b);
-    else
+    if (need == MODEL_PARAMS_DONE) {
         drop_params(r, a, b);
+        return;
+    }
+    if (r->prefetched >= 0 && r->comm->wait_all(r->comm) < 0)
+        fatal("gathering parameters: %s", r->comm->error);
+    if (r->prefetched != l) {
+        if (r->prefetched >= 0) { /* (a pass cut short: not used) */
+            size_t pa, pb;
+
+            model_layer_range(r->m, r->prefetched, &pa, &pb);
+            drop_params(r, pa, pb);
+        }
+        gather_params(r, a, b);
+    }
+    r->prefetched = -1;
+    model_stage_layers(r->m, &first, &end);
+    next = need == MODEL_PARAMS_FORWARD ? l + 1 : l - 1;
+    if (next >= first && next < end) {
+        model_layer_range(r->m, next, &a, &b);
+        gather_params_how(r, a, b, 1);
+        r->prefetched = next;
+    }
 }
 
 static void
@@ -1565,8 +1598,9 @@ main(int argc, char **argv)
     open_data(&r);
     load_or_init(&r);
     if (r.stage3) { /* keep this rank's range of the layers only */
+        r.prefetched = -1;
         for (int l = 0; l < r.cfg.num_layers; l++)
-            stage3_params(&r, l, 0);
+            stage3_params(&r, l, MODEL_PARAMS_DONE);
         model_set_param_hook(r.m, stage3_params, &r);
     }
     loader_init(&r.train, r.corpus, DS_SPLIT_TRAIN, r.cfg.type,

@@ -144,10 +144,12 @@ void model_zero_grad(struct model *m);
 void model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
                           void *ctx);
 
-/* model_set_param_hook: call fn(ctx, l, 1) before layer l's parameters are
- * read (its forward, its backward) and fn(ctx, l, 0) once they are no
- * longer needed (sharding stage 3 gathers and drops them); NULL removes
- * it. */
+/* model_set_param_hook: call fn(ctx, l, MODEL_PARAMS_FORWARD) before layer
+ * l's parameters are read by its forward, fn(ctx, l, MODEL_PARAMS_BACKWARD)
+ * before its backward (and recompute), and fn(ctx, l, MODEL_PARAMS_DONE)
+ * once they are no longer needed (sharding stage 3 gathers and drops them;
+ * the pass's direction tells which layer comes next); NULL removes it. */
+enum { MODEL_PARAMS_DONE, MODEL_PARAMS_FORWARD, MODEL_PARAMS_BACKWARD };
 void model_set_param_hook(struct model *m,
                           void (*fn)(void *ctx, int layer, int need),
                           void *ctx);

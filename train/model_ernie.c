@@ -168,9 +168,9 @@ model_ernie_forward(struct model *m)
 
     /* Post-LN encoder layers (this stage's). */
     for (int l = m->l_first; l < m->l_end; l++) {
-        model_layer_params(m, l, 1);
+        model_layer_params(m, l, MODEL_PARAMS_FORWARD);
         model_ernie_layer_fwd(m, l, x);
-        model_layer_params(m, l, 0);
+        model_layer_params(m, l, MODEL_PARAMS_DONE);
         x = m->la[l].ln2;
     }
     if (!m->post)
@@ -254,7 +254,7 @@ layers:
                          : m->pre       ? m->emb_ln
                                         : m->xin;
 
-        model_layer_params(m, l, 1);
+        model_layer_params(m, l, MODEL_PARAMS_BACKWARD);
         if (m->recompute == RECOMPUTE_FULL)
             model_ernie_layer_fwd(m, l, x);
         /* ln2 = LN(r2), r2 = ln1 + drop(fc2(act(fc(ln1)))) */
@@ -268,7 +268,7 @@ layers:
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
         model_attention_bwd(m, l, m->g0, m->g0, x, 0);
         model_layer_done(m, l);
-        model_layer_params(m, l, 0);
+        model_layer_params(m, l, MODEL_PARAMS_DONE);
     }
 
     /* Embeddings: emb_ln = drop(LN(word + pos + type + task)); a later

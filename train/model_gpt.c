@@ -111,9 +111,9 @@ model_gpt_forward(struct model *m)
         x = m->emb;
     }
     for (int l = m->l_first; l < m->l_end; l++) {
-        model_layer_params(m, l, 1);
+        model_layer_params(m, l, MODEL_PARAMS_FORWARD);
         model_gpt_layer_fwd(m, l, x);
-        model_layer_params(m, l, 0);
+        model_layer_params(m, l, MODEL_PARAMS_DONE);
         x = m->la[l].r2;
     }
     if (!m->post)
@@ -154,7 +154,7 @@ layers:
                          : m->pre       ? m->emb
                                         : m->xin;
 
-        model_layer_params(m, l, 1);
+        model_layer_params(m, l, MODEL_PARAMS_BACKWARD);
         if (m->recompute == RECOMPUTE_FULL)
             model_gpt_layer_fwd(m, l, x);
         /* r2 = r1 + drop(fc2(act(fc(LN2(r1))))) */
@@ -168,7 +168,7 @@ layers:
         op->layernorm_bwd(m->g0, G(o->ln1_w), G(o->ln1_b), m->g1, x,
                           P(o->ln1_w), a->ln1_mean, a->ln1_rstd, BT, C);
         model_layer_done(m, l);
-        model_layer_params(m, l, 0);
+        model_layer_params(m, l, MODEL_PARAMS_DONE);
     }
     if (!m->pre)
         return;

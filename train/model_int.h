@@ -106,8 +106,8 @@ struct model {
     void *param_hook_ctx;
 };
 
-/* Call the parameter hook, if any: layer l's parameters are needed (1)
- * or done with (0). */
+/* Call the parameter hook, if any: layer l's parameters are needed by a
+ * forward or a backward, or done with (MODEL_PARAMS_*). */
 static inline void
 model_layer_params(struct model *m, int l, int need)
 {

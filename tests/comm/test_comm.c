@@ -237,6 +237,24 @@ main(int argc, char **argv)
             for (size_t i = off[k]; i < off[k + 1]; i++)
                 ok &= h[i] == (float)(1000 * k) + (float)i;
         check(ok, "all-gather of ranges: every rank's range everywhere");
+        /* the same started (stage 3's prefetch); off changes at once */
+        for (size_t i = 0; i < m; i++)
+            h[i] = i >= off[r] && i < off[r + 1] ? (float)(7 * r) - (float)i
+                                                 : -1.0f;
+        put(d, h, m * sizeof(float));
+        check(c->all_gather_ranges_start(c, d, off, COMM_F32, G) == 0,
+              c->error);
+        for (int k = 0; k <= N; k++)
+            off[k] = 0;
+        check(c->wait_all(c) == 0, c->error);
+        for (int k = 0; k <= N; k++)
+            off[k] = m * (size_t)k * (size_t)k / ((size_t)N * (size_t)N);
+        get(h, d, m * sizeof(float));
+        ok = 1;
+        for (int k = 0; k < N; k++)
+            for (size_t i = off[k]; i < off[k + 1]; i++)
+                ok &= h[i] == (float)(7 * k) - (float)i;
+        check(ok, "started all-gather of ranges: complete after wait_all");
         free(off);
     }
 
