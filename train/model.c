@@ -48,6 +48,7 @@ carve(struct carver *c, size_t bytes)
 
 #define CF(n) ((float *)carve(c, (size_t)(n) * sizeof(float)))
 #define CI(n) ((int32_t *)carve(c, (size_t)(n) * sizeof(int32_t)))
+#define SF(n) ((float *)carve(sc, (size_t)(n) * sizeof(float)))
 
 /* One layer's activations (the attention probabilities only if TT). */
 static void
@@ -70,7 +71,7 @@ carve_layer(struct carver *c, struct layer_acts *a, size_t BT, size_t C,
 }
 
 static void
-layout_acts(struct model *m, struct carver *c)
+layout_acts(struct model *m, struct carver *c, struct carver *sc)
 {
     const struct model_config *k = &m->cfg;
     size_t BT = (size_t)m->max_B * (size_t)m->max_T, C = (size_t)k->hidden_size;
@@ -86,11 +87,13 @@ layout_acts(struct model *m, struct carver *c)
 
     /* Full recompute: one set of layer activations for all layers, plus
      * each layer's output (the next layer's input); core_attn: the
-     * attention probabilities shared. */
+     * attention probabilities shared.  What a backward recomputes, and
+     * the gradients' scratch, come from sc: the micro-batches in flight
+     * (pipeline slots) share it. */
     if (m->recompute == RECOMPUTE_FULL)
-        carve_layer(c, &one, BT, C, Cl, I, TT);
+        carve_layer(sc, &one, BT, C, Cl, I, TT);
     else if (m->recompute == RECOMPUTE_CORE_ATTN)
-        shared_att = CF(TT);
+        shared_att = SF(TT);
     for (int l = m->l_first; l < m->l_end; l++) {
         struct layer_acts *a = &m->la[l];
 
@@ -112,19 +115,19 @@ layout_acts(struct model *m, struct carver *c)
     }
     m->emb = CF(BT * C);
     m->xin = CF(BT * C);
-    m->tmp = CF(BT * C);
+    m->tmp = SF(BT * C);
     m->logits = CF(rows * V);
     m->losses = CF(rows ? rows : 1);
     m->rowmax = CF(rows ? rows : 1);
     m->xsums = (double *)carve(c, 2 * (rows ? rows : 1) * sizeof(double));
     m->g0 = CF(BT * C);
-    m->g1 = CF(BT * C);
-    m->g2 = CF(BT * C);
-    m->g3 = CF(BT * C);
-    m->gq = CF(3 * BT * Cl);
-    m->gi0 = CF(BT * I);
-    m->gi1 = CF(BT * I);
-    m->gatt = CF(TT);
+    m->g1 = SF(BT * C);
+    m->g2 = SF(BT * C);
+    m->g3 = SF(BT * C);
+    m->gq = SF(3 * BT * Cl);
+    m->gi0 = SF(BT * I);
+    m->gi1 = SF(BT * I);
+    m->gatt = SF(TT);
     m->ids = CI(BT);
     m->vids = m->tp.size > 1 ? CI(BT) : m->ids;
     m->pos_ids = CI(BT);
@@ -147,9 +150,9 @@ layout_acts(struct model *m, struct carver *c)
     m->mln = CF(M * C);
     m->mm = CF(M);
     m->mr = CF(M);
-    m->gm0 = CF(M * C);
-    m->gm1 = CF(M * C);
-    m->gm2 = CF(M * C);
+    m->gm0 = SF(M * C);
+    m->gm1 = SF(M * C);
+    m->gm2 = SF(M * C);
     m->mpos = CI(M);
     m->mlab = CI(M);
     m->cls = CF(B * C);
@@ -157,9 +160,9 @@ layout_acts(struct model *m, struct carver *c)
     m->pooled = CF(B * C);
     m->sop_logits = CF(B * 2);
     m->sop_losses = CF(B);
-    m->gb0 = CF(B * C);
-    m->gb1 = CF(B * C);
-    m->gb2 = CF(B * C);
+    m->gb0 = SF(B * C);
+    m->gb1 = SF(B * C);
+    m->gb2 = SF(B * C);
     m->cls_rows = CI(B);
     m->sop_lab = CI(B);
 }
@@ -195,7 +198,7 @@ model_create_par(struct model **out, const struct model_config *cfg,
     int pp_rank = pp > 1 ? par->pp_rank : 0;
     int slots = par && par->slots > 1 ? par->slots : 1;
     struct config_err ce;
-    struct carver c = { NULL, 0 };
+    struct carver c = { NULL, 0 }, sc = { NULL, 0 };
     int rc;
 
     *out = NULL;
@@ -275,11 +278,16 @@ model_create_par(struct model **out, const struct model_config *cfg,
     if (m->params == NULL || m->grads == NULL || m->arenas == NULL ||
         m->slot_state == NULL)
         goto oom;
-    layout_acts(m, &c);
+    /* One slot: one arena for everything; more: an arena per slot and one
+     * shared. */
+    layout_acts(m, &c, slots > 1 ? &sc : &c);
     m->arena_bytes = c.used;
+    m->shared_bytes = sc.used;
     for (int i = 0; i < slots; i++)
         if ((m->arenas[i] = ops->alloc(c.used)) == NULL)
             goto oom;
+    if (slots > 1 && (m->shared_arena = ops->alloc(sc.used)) == NULL)
+        goto oom;
     m->host_scratch = malloc((size_t)max_B * (size_t)max_T * sizeof(int32_t));
     m->host_f = malloc(((size_t)max_B * (size_t)max_T > (size_t)m->max_M
                             ? (size_t)max_B * (size_t)max_T
@@ -289,7 +297,9 @@ model_create_par(struct model **out, const struct model_config *cfg,
         goto oom;
     c.base = m->arenas[0];
     c.used = 0;
-    layout_acts(m, &c);
+    sc.base = m->shared_arena;
+    sc.used = 0;
+    layout_acts(m, &c, slots > 1 ? &sc : &c);
     *out = m;
     return 0;
 oom:
@@ -308,6 +318,7 @@ model_free(struct model *m)
         m->ops->release(m->grads);
         for (int i = 0; m->arenas && i < m->n_slots; i++)
             m->ops->release(m->arenas[i]);
+        m->ops->release(m->shared_arena);
     }
     free(m->host_scratch);
     free(m->host_f);
@@ -352,7 +363,7 @@ model_grads(struct model *m)
 size_t
 model_activation_bytes(const struct model *m)
 {
-    return m->arena_bytes * (size_t)m->n_slots;
+    return m->arena_bytes * (size_t)m->n_slots + m->shared_bytes;
 }
 
 int
@@ -555,7 +566,7 @@ model_stage_layers(const struct model *m, int *first, int *end)
 void
 model_use_slot(struct model *m, int slot)
 {
-    struct carver c = { NULL, 0 };
+    struct carver c = { NULL, 0 }, sc = { NULL, 0 };
     struct slot_state *s;
 
     if (slot == m->slot || slot < 0 || slot >= m->n_slots)
@@ -566,7 +577,8 @@ model_use_slot(struct model *m, int slot)
     s = &m->slot_state[slot];
     m->B = s->B, m->T = s->T, m->M = s->M, m->fo = s->fo;
     c.base = m->arenas[slot];
-    layout_acts(m, &c);
+    sc.base = m->shared_arena;
+    layout_acts(m, &c, &sc);
 }
 
 float *

@@ -66,6 +66,8 @@ struct model {
      * options are saved in slot_state when another is taken. */
     void **arenas;
     size_t arena_bytes;
+    void *shared_arena; /* what the slots share (more than one slot) */
+    size_t shared_bytes;
     int n_slots, slot;
     struct slot_state {
         int B, T, M;
