@@ -1280,6 +1280,21 @@ micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
     }
 }
 
+/* Micro-step k's batch, and on a stage after the first its input from the
+ * stage before. */
+static void
+load_input(struct run *r, int64_t step, int k, struct batch *b)
+{
+    struct comm *c = r->comm;
+
+    load_micro(r, step, k, b);
+    if (r->pp_rank > 0)
+        p2p(r,
+            c->recv(c, model_stage_input(r->m), stage_bytes(r, b),
+                    r->pp_rank - 1, COMM_PP),
+            step);
+}
+
 /* Pipeline stages, 1F1B (Megatron's schedule without interleaving): stage
  * s of p runs warm = min(p - s - 1, m) forwards, then alternates one
  * forward and one backward, then the remaining backwards.  Activations go
@@ -1296,26 +1311,15 @@ micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
     struct batch b;
 
     for (int i = 0; i < warm; i++, fk++) {
-        load_micro(r, step, fk, &b);
-        if (!first)
-            p2p(r,
-                c->recv(c, model_stage_input(r->m), stage_bytes(r, &b), s - 1,
-                        COMM_PP),
-                step);
+        load_input(r, step, fk, &b);
         forward_micro(r, step, fk, &b, acc);
         p2p(r,
             c->send(c, model_stage_output(r->m), stage_bytes(r, &b), s + 1,
                     COMM_PP),
             step);
     }
-    if (steady > 0) {
-        load_micro(r, step, fk, &b);
-        if (!first)
-            p2p(r,
-                c->recv(c, model_stage_input(r->m), stage_bytes(r, &b), s - 1,
-                        COMM_PP),
-                step);
-    }
+    if (steady > 0)
+        load_input(r, step, fk, &b);
     for (int i = 0; i < steady; i++, fk++, bk++) {
         size_t n = stage_bytes(r, &b);
 
