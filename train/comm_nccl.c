@@ -146,53 +146,48 @@ nccl_group_rank(const struct comm *c, enum comm_group g)
     return (int)g >= 0 && g < COMM_N_GROUPS ? n->coord[g] : -1;
 }
 
+/* An all-reduce with op; start: only enqueued (wait_all() waits for the
+ * stream), else waited for. */
 static int
 nccl_all_reduce_op(struct comm *c, void *buf, size_t count, enum comm_dtype t,
-                   enum comm_group g, ncclRedOp_t op)
+                   enum comm_group g, ncclRedOp_t op, int start)
 {
     struct comm_nccl *n = (struct comm_nccl *)c;
     ncclComm_t nc = group_of(n, g, "all-reduce");
+    ncclResult_t rc;
 
     if (nc == NULL)
         return -1;
     c->sent[g] += comm_ring_bytes(
         "all-reduce", (double)(count * comm_dtype_size(t)), n->size[g]);
-    return finish(
-        n, ncclAllReduce(buf, buf, count, nccl_type(t), op, nc, n->stream),
-        "all-reduce", g);
+    rc = ncclAllReduce(buf, buf, count, nccl_type(t), op, nc, n->stream);
+    if (!start)
+        return finish(n, rc, "all-reduce", g);
+    if (!n->pending)
+        n->pending_group = g;
+    n->pending = 1;
+    return check(n, rc, "all-reduce", g);
 }
 
 static int
 nccl_all_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype t,
                 enum comm_group g)
 {
-    return nccl_all_reduce_op(c, buf, count, t, g, ncclSum);
+    return nccl_all_reduce_op(c, buf, count, t, g, ncclSum, 0);
 }
 
 static int
 nccl_all_reduce_max(struct comm *c, void *buf, size_t count, enum comm_dtype t,
                     enum comm_group g)
 {
-    return nccl_all_reduce_op(c, buf, count, t, g, ncclMax);
+    return nccl_all_reduce_op(c, buf, count, t, g, ncclMax, 0);
 }
 
 static int
 nccl_all_reduce_start(struct comm *c, void *buf, size_t count,
                       enum comm_dtype t, enum comm_group g)
 {
-    struct comm_nccl *n = (struct comm_nccl *)c;
-    ncclComm_t nc = group_of(n, g, "all-reduce");
-
-    if (nc == NULL)
-        return -1;
-    c->sent[g] += comm_ring_bytes(
-        "all-reduce", (double)(count * comm_dtype_size(t)), n->size[g]);
-    if (!n->pending)
-        n->pending_group = g;
-    n->pending = 1;
-    return check(
-        n, ncclAllReduce(buf, buf, count, nccl_type(t), ncclSum, nc, n->stream),
-        "all-reduce", g);
+    return nccl_all_reduce_op(c, buf, count, t, g, ncclSum, 1);
 }
 
 static int

@@ -745,6 +745,14 @@ take_moments(struct run *r, const struct optimizer *full)
     r->opt.t = full->t;
 }
 
+/* Whether this rank holds a part of the model (tensor or pipeline
+ * parallelism): checkpoints then go through a whole model (whole.h). */
+static int
+split_model(const struct run *r)
+{
+    return r->tp > 1 || r->pp > 1;
+}
+
 static void
 load_or_init(struct run *r)
 {
@@ -766,8 +774,7 @@ load_or_init(struct run *r)
                 fatal("out of memory reading the optimizer state");
             o = &full;
         }
-        if (r->tp > 1 ||
-            r->pp > 1) { /* read the whole model, keep this rank's part */
+        if (split_model(r)) { /* read the whole model, keep this rank's part */
             if (whole_create(&w, r->m, err, sizeof(err)) < 0)
                 fatal("cannot resume from %s: %s", last, err);
             if (ckpt_load(last, w.m, &w.opt, &r->st, err, sizeof(err)) < 0 ||
@@ -808,8 +815,7 @@ load_or_init(struct run *r)
         struct whole w;
         struct model *into = r->m;
 
-        if (r->tp > 1 ||
-            r->pp > 1) { /* the whole model, then this rank's part */
+        if (split_model(r)) { /* the whole model, then this rank's part */
             if (whole_create(&w, r->m, err, sizeof(err)) < 0)
                 fatal("--continue_training: %s", err);
             into = w.m;
@@ -820,7 +826,7 @@ load_or_init(struct run *r)
                                 model_params(into), "", f, &unused, &se) < 0)
             fatal("--continue_training: %s: %s", path, se.msg);
         st_close(f);
-        if (r->tp > 1 || r->pp > 1) {
+        if (split_model(r)) {
             if (whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
                 fatal("--continue_training: %s", err);
             whole_release(&w);
@@ -855,7 +861,7 @@ save(struct run *r, const char *name, int keep_backup)
     }
     for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
         stage3_params(r, l, MODEL_PARAMS_FORWARD);
-    if ((r->tp > 1 || r->pp > 1) && writer) { /* whole tensors from the parts */
+    if (split_model(r) && writer) { /* whole tensors from the parts */
         if (whole_create(&w, r->m, err, sizeof(err)) < 0 ||
             whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
             fatal("step %lld: cannot save: %s", (long long)r->st.global_step,

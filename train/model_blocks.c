@@ -44,6 +44,17 @@ model_add_tied_copy(struct model *m, size_t *off, const char *name, int64_t V,
     return 0;
 }
 
+void
+model_embed_tokens(struct model *m, float *y)
+{
+    const struct ops *op = m->ops;
+    int BT = m->B * m->T, C = m->cfg.hidden_size;
+
+    op->embed_fwd(y, m->vids, P(m->ho.word), BT, C, 0);
+    model_tp_sum(m, y, (size_t)BT * (size_t)C);
+    op->embed_fwd(y, m->pos_ids, P(m->ho.pos), BT, C, 1);
+}
+
 float
 model_drop_p(const struct model *m, float p)
 {

@@ -146,14 +146,11 @@ model_ernie_forward(struct model *m)
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
-    /* Embeddings (the words vocab-parallel: each rank looks up the ids of
-     * its shard; the others' rows are 0, so the sum is exact); a later
-     * pipeline stage starts from the input it received. */
+    /* Embeddings; a later pipeline stage starts from the input it
+     * received. */
     x = m->xin;
     if (m->pre) {
-        op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
-        model_tp_sum(m, m->emb, n);
-        op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
+        model_embed_tokens(m, m->emb);
         op->embed_fwd(m->emb, m->type_ids, P(h->type), BT, C, 1);
         if (k->use_task_id)
             op->embed_fwd(m->emb, m->task_ids, P(h->task), BT, C, 1);

@@ -98,13 +98,10 @@ model_gpt_forward(struct model *m)
     size_t n = (size_t)BT * (size_t)C;
     const float *x;
 
-    /* Vocab-parallel: each rank looks up the ids of its shard.  A later
-     * pipeline stage starts from the input it received. */
+    /* A later pipeline stage starts from the input it received. */
     x = m->xin;
     if (m->pre) {
-        op->embed_fwd(m->emb, m->vids, P(h->word), BT, C, 0);
-        model_tp_sum(m, m->emb, n);
-        op->embed_fwd(m->emb, m->pos_ids, P(h->pos), BT, C, 1);
+        model_embed_tokens(m, m->emb);
         op->dropout_fwd(m->emb, m->emb, n,
                         model_drop_p(m, k->embedding_dropout),
                         model_site_seed(m, -1, SITE_EMB));

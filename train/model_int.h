@@ -163,6 +163,10 @@ int model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
                      int64_t d1, enum tp_split tp, int layer,
                      enum param_init init, float std, int hf_transposed);
 float model_drop_p(const struct model *m, float p);
+/* y[BT, C] = word + position embeddings of the batch (the words
+ * vocab-parallel: each rank looks up the ids of its shard; the others'
+ * rows are 0, so the sum over the ranks is exact). */
+void model_embed_tokens(struct model *m, float *y);
 /* The last pipeline stage's copy of the tied word embeddings (a stage
  * that is not also the first), after its layers. */
 int model_add_tied_copy(struct model *m, size_t *off, const char *name,

@@ -70,20 +70,6 @@ owned_part(const struct optimizer *o, const struct param_tensor *t, size_t *a,
     return *a < *b;
 }
 
-double
-optim_grad_sumsq(const struct optimizer *o, const float *grads)
-{
-    double s = 0;
-
-    for (size_t i = 0; i < o->table->n; i++) {
-        size_t a, b;
-
-        if (owned_part(o, &o->table->t[i], &a, &b))
-            s += o->ops->sumsq(grads + a, b - a);
-    }
-    return s;
-}
-
 void
 optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
                        double *split, double *whole)
@@ -102,6 +88,15 @@ optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
                 *whole += s;
         }
     }
+}
+
+double
+optim_grad_sumsq(const struct optimizer *o, const float *grads)
+{
+    double split, whole;
+
+    optim_grad_sumsq_split(o, grads, &split, &whole);
+    return split + whole;
 }
 
 double

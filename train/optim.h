@@ -57,7 +57,8 @@ int optim_create_range(struct optimizer *o, const struct ops *ops,
 void optim_release(struct optimizer *o);
 
 /* optim_grad_sumsq: the sum of squares of the owned range of grads, per
- * tensor (the parts of tensors) in double, in table order. */
+ * tensor (the parts of tensors) in double, in table order (a pipeline
+ * stage's copy of the tied embeddings not counted: its twin is). */
 double optim_grad_sumsq(const struct optimizer *o, const float *grads);
 
 /* optim_grad_sumsq_split: the same, in two sums: of the tensors tensor

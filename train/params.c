@@ -194,8 +194,7 @@ params_to_global(const struct param_table *part, int rank,
         const float *src = host_part + t->offset;
         float *dst;
 
-        if (w == NULL || t->tied_copy ||
-            (rank != 0 && (t->tp == TP_REPLICATED || part->tp_size <= 1)))
+        if (w == NULL || t->tied_copy || (rank != 0 && t->tp == TP_REPLICATED))
             continue;
         dst = host_whole + w->offset;
         for (size_t k = 0; k < t->numel; k++) {
