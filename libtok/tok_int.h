@@ -212,8 +212,8 @@ struct tok_jieba {
     struct tok_jedge *edges;
     size_t edge_mask, n_edges;
     struct tok_jedge *root; /* the root's children for BMP code points */
-    uint64_t *bloom;        /* one bit per (parent, cp) hash: "maybe an edge" */
-    const double *emit; /* [4][TOK_EMIT_N], MIN_FLOAT where jieba has none */
+    uint64_t *bloom;        /* the edge filter, stored in the model */
+    const double *emit; /* [TOK_EMIT_N][4], MIN_FLOAT where jieba has none */
     double start[4], trans[4][4];
     int64_t total;
     double logtotal;
@@ -225,9 +225,11 @@ struct tok_jieba {
 };
 
 /* The edge filter: 2^23 bits (1 MB, mostly cache-resident) indexed by the
- * top bits of the edge's hash product.  More than half of the segmenter's
- * lookups are for edges that do not exist; the filter answers most of them
- * without touching the 16 MB table. */
+ * top bits of the edge's hash product, one set for each edge of the
+ * table.  More than half of the segmenter's lookups are for edges that do
+ * not exist; the filter answers most of them without touching the 16 MB
+ * table.  The compiler stores it in the model, so opening one costs no
+ * pass over the table to build it. */
 #define TOK_BLOOM_BITS 23
 
 static inline uint64_t

@@ -7,7 +7,8 @@
  * The dictionary is a trie of code points (jieba's FREQ maps every word and
  * every prefix of a word; a node's freq is 0 for a prefix only).  Children
  * of the root in the BMP sit in a direct table; every other edge in one
- * open-addressing hash table keyed by (parent, code point).  The file layout
+ * open-addressing hash table keyed by (parent, code point), guarded by a
+ * one-bit-per-edge filter.  The file layout
  * is documented in jieba-model(5).
  */
 #include <errno.h>
@@ -25,7 +26,7 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 4u
+#define MODEL_VERSION 5u
 #define HEADER_SIZE   256u
 #define ROOT_N        0x10000u
 #define MIN_FLOAT     (-3.14e100)
@@ -33,6 +34,22 @@
 
 /* ------------------------------------------------------------------------ */
 /* The trie                                                                  */
+
+/* Whether p points into [base, base + len): arrays of a model live in its
+ * file mapping or on the heap, and only the latter are freed. */
+static bool
+in_region(const void *p, const void *base, size_t len)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
+
+    return base != NULL && a >= b && a - b < len;
+}
+
+static bool
+is_heap(const struct tok_jieba *j, const void *p)
+{
+    return !in_region(p, j->map, j->map_len);
+}
 
 #define edge_key  tok_jedge_key
 #define edge_hash tok_jedge_hash
@@ -68,8 +85,7 @@ edges_resize(struct tok_jieba *j, size_t slots)
             i = (i + 1) & j->edge_mask;
         e[i] = old[k];
     }
-    if (!j->map || (void *)old < j->map ||
-        (char *)old >= (char *)j->map + j->map_len)
+    if (is_heap(j, old))
         free(old);
     return 0;
 }
@@ -201,19 +217,16 @@ add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 static void
 jieba_free_arrays(struct tok_jieba *j)
 {
-#define IN_MAP(p)                             \
-    (j->map && (const void *)(p) >= j->map && \
-     (const char *)(p) < (const char *)j->map + j->map_len)
-    if (!IN_MAP(j->freq))
+    if (is_heap(j, j->freq))
         free(j->freq);
-    if (!IN_MAP(j->edges))
+    if (is_heap(j, j->edges))
         free(j->edges);
-    if (!IN_MAP(j->root))
+    if (is_heap(j, j->root))
         free(j->root);
-#undef IN_MAP
+    if (is_heap(j, j->bloom))
+        free(j->bloom);
     free(j->force_split);
     free(j->emit_heap);
-    free(j->bloom);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -574,7 +587,7 @@ load_py_table(const char *dir, const char *name, int depth, double *vec,
                     goto bad;
                 trans[s][s2] = v;
             } else if (k2 >= TOK_HAN_LO && k2 <= TOK_HAN_HI) {
-                emit[(size_t)s * TOK_EMIT_N + (k2 - TOK_HAN_LO)] = v;
+                emit[4 * (size_t)(k2 - TOK_HAN_LO) + (size_t)s] = v;
             }
         } while (py_char(&r, ','));
         if (!py_char(&r, '}'))
@@ -626,15 +639,21 @@ put64(unsigned char *h, size_t off, uint64_t v)
     memcpy(h + off, &v, 8);
 }
 
-/* Section sizes for given counts: freq, edges, root, emit. */
+#define BLOOM_BYTES ((size_t)1 << (TOK_BLOOM_BITS - 3))
+
+/* Section sizes for given counts: freq, edges, filter, root, emit. */
+enum { SEC_FREQ, SEC_EDGES, SEC_FILTER, SEC_ROOT, SEC_EMIT, N_SEC };
+
 static size_t
-model_size(size_t n_nodes, size_t slots, size_t sec[4])
+model_size(size_t n_nodes, size_t slots, size_t sec[N_SEC])
 {
-    sec[0] = n_nodes * 8;
-    sec[1] = slots * sizeof(struct tok_jedge);
-    sec[2] = ROOT_N * sizeof(struct tok_jedge);
-    sec[3] = 4 * (size_t)TOK_EMIT_N * 8;
-    return HEADER_SIZE + sec[0] + sec[1] + sec[2] + sec[3];
+    sec[SEC_FREQ] = n_nodes * 8;
+    sec[SEC_EDGES] = slots * sizeof(struct tok_jedge);
+    sec[SEC_FILTER] = BLOOM_BYTES;
+    sec[SEC_ROOT] = ROOT_N * sizeof(struct tok_jedge);
+    sec[SEC_EMIT] = 4 * (size_t)TOK_EMIT_N * 8;
+    return HEADER_SIZE + sec[SEC_FREQ] + sec[SEC_EDGES] + sec[SEC_FILTER] +
+           sec[SEC_ROOT] + sec[SEC_EMIT];
 }
 
 int
@@ -643,7 +662,7 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
 {
     struct tok_jieba *j;
     unsigned char h[HEADER_SIZE];
-    size_t sec[4], total_size;
+    size_t sec[N_SEC], total_size;
     char tmp[4096];
     double *emit;
     int rc, fd;
@@ -688,6 +707,7 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
     put32(h, 216, TOK_HAN_LO);
     put32(h, 220, TOK_EMIT_N);
     put64(h, 224, total_size);
+    put32(h, 232, TOK_BLOOM_BITS);
 
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -697,10 +717,13 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         tok_jieba_close(j);
         return rc;
     }
-    if (write_all(fd, h, sizeof(h)) < 0 || write_all(fd, j->freq, sec[0]) < 0 ||
-        write_all(fd, j->edges, sec[1]) < 0 ||
-        write_all(fd, j->root, sec[2]) < 0 || write_all(fd, emit, sec[3]) < 0 ||
-        fsync(fd) < 0 || close(fd) < 0) {
+    if (write_all(fd, h, sizeof(h)) < 0 ||
+        write_all(fd, j->freq, sec[SEC_FREQ]) < 0 ||
+        write_all(fd, j->edges, sec[SEC_EDGES]) < 0 ||
+        write_all(fd, j->bloom, sec[SEC_FILTER]) < 0 ||
+        write_all(fd, j->root, sec[SEC_ROOT]) < 0 ||
+        write_all(fd, emit, sec[SEC_EMIT]) < 0 || fsync(fd) < 0 ||
+        close(fd) < 0) {
         rc = tok_err_set(err, TOK_EIO, "cannot write '%s': %s", tmp,
                          strerror(errno));
         unlink(tmp);
@@ -744,7 +767,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     struct tok_jieba *j;
     struct stat st;
     const unsigned char *h;
-    size_t sec[4], n_nodes, slots, off;
+    size_t sec[N_SEC], n_nodes, slots, off;
     int fd, rc;
 
     *out = NULL;
@@ -795,7 +818,8 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     if (n_nodes == 0 || n_nodes > (size_t)TOK_JNODE_MAX + 1 || slots == 0 ||
         (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
         get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
-        get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0) {
+        get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0 ||
+        get32(h, 232) != TOK_BLOOM_BITS) {
         rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header", path);
         goto fail;
     }
@@ -816,11 +840,13 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     memcpy(j->trans, h + 88, 128);
     off = HEADER_SIZE;
     j->freq = (int64_t *)((char *)j->map + off);
-    off += sec[0];
+    off += sec[SEC_FREQ];
     j->edges = (struct tok_jedge *)((char *)j->map + off);
-    off += sec[1];
+    off += sec[SEC_EDGES];
+    j->bloom = (uint64_t *)((char *)j->map + off);
+    off += sec[SEC_FILTER];
     j->root = (struct tok_jedge *)((char *)j->map + off);
-    off += sec[2];
+    off += sec[SEC_ROOT];
     j->emit = (const double *)((const char *)j->map + off);
     /* Every node id stored in the file must be in range. */
     for (size_t i = 0; i < ROOT_N; i++)
@@ -851,16 +877,6 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
             goto fail;
         }
     }
-    j->bloom = calloc((size_t)1 << (TOK_BLOOM_BITS - 6), sizeof(*j->bloom));
-    if (j->bloom == NULL) {
-        rc = tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
-        goto fail;
-    }
-    for (size_t i = 0; i < slots; i++)
-        if (j->edges[i].key & TOK_JEDGE_USED)
-            tok_bloom_set(j->bloom,
-                          (uint32_t)((j->edges[i].key >> 21) & TOK_JNODE_MAX),
-                          (uint32_t)(j->edges[i].key & 0x1FFFFF));
     j->logtotal = log((double)j->total);
     rc = compile_regexes(j, err);
     if (rc < 0)
@@ -873,6 +889,7 @@ corrupt:
 fail:
     j->freq = NULL;
     j->edges = NULL;
+    j->bloom = NULL;
     j->root = NULL;
     tok_jieba_close(j);
     return rc;
@@ -887,6 +904,7 @@ make_private(struct tok_jieba *j)
 {
     int64_t *f;
     struct tok_jedge *root, *e;
+    uint64_t *bloom;
     size_t slots = j->edge_mask + 1;
 
     if (j->heap)
@@ -894,18 +912,22 @@ make_private(struct tok_jieba *j)
     f = malloc(j->n_nodes * sizeof(*f));
     root = malloc(ROOT_N * sizeof(*root));
     e = malloc(slots * sizeof(*e));
-    if (f == NULL || root == NULL || e == NULL) {
+    bloom = malloc(BLOOM_BYTES);
+    if (f == NULL || root == NULL || e == NULL || bloom == NULL) {
         free(f);
         free(root);
         free(e);
+        free(bloom);
         return TOK_ENOMEM;
     }
     memcpy(f, j->freq, j->n_nodes * sizeof(*f));
     memcpy(root, j->root, ROOT_N * sizeof(*root));
     memcpy(e, j->edges, slots * sizeof(*e));
+    memcpy(bloom, j->bloom, BLOOM_BYTES);
     j->freq = f;
     j->root = root;
     j->edges = e;
+    j->bloom = bloom;
     j->cap_nodes = j->n_nodes;
     j->heap = true;
     return 0;

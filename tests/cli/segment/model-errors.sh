@@ -21,3 +21,12 @@ open('full.model', 'wb').write(d)
 PY
 echo 中文 | "$TOOLS/segment" -m full.model
 echo "exit $?"
+# A filter of another size than the reader's: a corrupt header.
+python3 - "$TOOLS/jieba.model" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<I', d, 232, 22)
+open('filter.model', 'wb').write(d)
+PY
+echo 中文 | "$TOOLS/segment" -m filter.model
+echo "exit $?"
