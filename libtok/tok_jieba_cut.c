@@ -66,7 +66,35 @@ decode_valid(const char *p, uint32_t *cp)
     return 4;
 }
 
+/* Append a word, growing the arrays; the slow path of emit(). */
 static void
+emit_grow(struct cut *c, size_t start, size_t end)
+{
+    struct tok_words *w = c->w;
+    size_t cap = w->cap ? 2 * w->cap : 256;
+    size_t *s = realloc(w->starts, cap * sizeof(*s));
+    size_t *e;
+
+    if (s == NULL) {
+        c->rc = TOK_ENOMEM;
+        return;
+    }
+    w->starts = s;
+    e = realloc(w->ends, cap * sizeof(*e));
+    if (e == NULL) {
+        c->rc = TOK_ENOMEM;
+        return;
+    }
+    w->ends = e;
+    w->cap = cap;
+    w->starts[w->n] = start;
+    w->ends[w->n] = end;
+    w->n++;
+}
+
+/* Append the word text[start..end), unless empty or after an error
+ * (inline: it runs once a word). */
+static inline void
 emit(struct cut *c, size_t start, size_t end)
 {
     struct tok_words *w = c->w;
@@ -74,22 +102,8 @@ emit(struct cut *c, size_t start, size_t end)
     if (start == end || c->rc)
         return;
     if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 256;
-        size_t *s = realloc(w->starts, cap * sizeof(*s));
-        size_t *e;
-
-        if (s == NULL) {
-            c->rc = TOK_ENOMEM;
-            return;
-        }
-        w->starts = s;
-        e = realloc(w->ends, cap * sizeof(*e));
-        if (e == NULL) {
-            c->rc = TOK_ENOMEM;
-            return;
-        }
-        w->ends = e;
-        w->cap = cap;
+        emit_grow(c, start, end);
+        return;
     }
     w->starts[w->n] = start;
     w->ends[w->n] = end;
@@ -177,9 +191,11 @@ word_freq(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
     uint32_t node = 0;
 
     for (size_t i = a; i < b; i++) {
-        node = tok_jieba_child(j, node, cps[i]);
-        if (node == 0)
+        const struct tok_jedge *e = tok_jieba_edge(j, node, cps[i]);
+
+        if (e == NULL)
             return 0;
+        node = tok_jedge_child(e);
     }
     return j->freq[node];
 }
@@ -329,6 +345,12 @@ finalseg(struct cut *c, size_t lo, size_t hi)
 {
     struct hmm_ctx h;
 
+    if (c->s->boff[hi] - c->s->boff[lo] == hi - lo) {
+        /* One byte a character: all ASCII, where finalseg's re_han cannot
+         * match, so its split would yield the whole range as one gap. */
+        split(c, RE_HMM_SKIP, c->s->boff[lo], c->s->boff[hi], hmm_skip_piece);
+        return;
+    }
     h.c = *c;
     h.lo = lo;
     h.hi = hi;
