@@ -174,7 +174,7 @@ push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start, size_t end)
 {
     const struct tok_tokenizer *t = st->t;
     struct scratch *s = st->s;
-    uint8_t f = cp < 0x110000 ? t->cc[cp] : 0;
+    uint8_t f = tok_cc_class(t->cc, cp);
 
     if (t->opts.lowercase && (f & TOK_CC_MN))
         return;
@@ -246,7 +246,7 @@ feed(struct state *st, uint32_t cp, size_t start, size_t end)
     uint8_t ccc[TOK_NORM_MAX];
     size_t n;
 
-    if (!t->opts.lowercase || !(t->cc[cp] & TOK_CC_NORM)) {
+    if (!t->opts.lowercase || !(tok_cc_class(t->cc, cp) & TOK_CC_NORM)) {
         if (s->n_pend)
             flush_pending(st);
         push_norm(st, cp, 0, start, end);
@@ -340,7 +340,7 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
         } else {
             n = tok_utf8_decode(text + i, len - i, &cp);
         }
-        f = t->cc[cp];
+        f = tok_cc_class(t->cc, cp);
         if (f & TOK_CC_DROP) {
             /* Removed before splitting, so it joins its neighbours. */
         } else if (f & TOK_CC_SPACE) {

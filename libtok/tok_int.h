@@ -26,6 +26,12 @@ int tok_err_set(struct tok_err *err, int code, const char *fmt, ...)
 /* ------------------------------------------------------------------------ */
 /* Character classes (tok_unicode.c)                                         */
 
+/* UTF-8 validation (tok_utf8.c, tok_utf8_simd.c): tok_utf8_check() without
+ * the SIMD pass; and that pass alone, 1 if s[0..len) is valid UTF-8, 0 if
+ * not, -1 where it cannot run (no AVX2). */
+size_t tok_utf8_check_scalar(const char *s, size_t len);
+int tok_utf8_simd_valid(const char *s, size_t len);
+
 /* Bits of the per-code-point class table.  Categories come from utf8proc. */
 enum {
     TOK_CC_DROP =
@@ -39,8 +45,19 @@ enum {
 };
 
 /* tok_cc_table: the class table for U+0000..U+10FFFF, built on first use
- * (thread-safe, once per process).  Returns NULL only if out of memory. */
+ * (thread-safe, once per process).  Returns NULL only if out of memory.
+ * Entries from TOK_CC_EAGER up are filled only when tok_cc_class_high()
+ * first runs: read the table through tok_cc_class(). */
 const uint8_t *tok_cc_table(void);
+uint8_t tok_cc_class_high(uint32_t cp);
+
+#define TOK_CC_EAGER 0x30000u /* the BMP, SMP and SIP (CJK extensions B-F) */
+
+static inline uint8_t
+tok_cc_class(const uint8_t *cc, uint32_t cp)
+{
+    return cp < TOK_CC_EAGER ? cc[cp] : tok_cc_class_high(cp);
+}
 
 /* Maximum code points tok_normalize_cp() can produce for one input. */
 #define TOK_NORM_MAX 24

@@ -127,6 +127,17 @@ tok_utf8_encode(uint32_t cp, char *out)
 size_t
 tok_utf8_check(const char *str, size_t len)
 {
+    /* Long text: is it valid, 32 bytes a step?  Only an invalid one, or a
+     * machine without AVX2, takes the scalar pass, which finds the
+     * offset. */
+    if (len >= 64 && tok_utf8_simd_valid(str, len) == 1)
+        return len;
+    return tok_utf8_check_scalar(str, len);
+}
+
+size_t
+tok_utf8_check_scalar(const char *str, size_t len)
+{
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     uint32_t cp;
