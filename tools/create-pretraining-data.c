@@ -170,6 +170,27 @@ has_long_run(const char *str, size_t len, long n)
     const unsigned char *s = (const unsigned char *)str;
     size_t run = 1, k, prev_k = 0;
 
+    if (n >= 71) {
+        /* A run of more than n code points of k bytes is periodic with
+         * period k over (n + 1) k bytes, so it holds at least 64
+         * consecutive places p where s[p..p+8) = s[p+k..p+k+8), one of
+         * them a multiple of 64.  No such sample, no run: most text is
+         * done in a glance, the rest is scanned below. */
+        bool maybe = false;
+
+        for (size_t p = 0; p + 9 <= len && !maybe; p += 64) {
+            uint64_t a, b;
+
+            memcpy(&a, s + p, 8);
+            for (size_t d = 1; d <= 4 && p + 8 + d <= len; d++) {
+                memcpy(&b, s + p + d, 8);
+                maybe |= a == b;
+            }
+        }
+        if (!maybe)
+            return false;
+    }
+
     for (size_t i = 0; i < len; i += k, prev_k = k) {
         bool same;
 
