@@ -345,6 +345,16 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
             /* Removed before splitting, so it joins its neighbours. */
         } else if (f & TOK_CC_SPACE) {
             end_word(&st);
+        } else if ((f & TOK_CC_CJK) && !(f & (TOK_CC_NORM | TOK_CC_MN))) {
+            /* Most of Chinese text: a word of its own that normalization
+             * leaves alone, so its token is the character's own (what
+             * feed() and wordpiece() would find, without them). */
+            tok_id id;
+
+            if (st.s->n_total || st.s->n_pend)
+                end_word(&st);
+            id = lookup_single(t, cp);
+            emit(&st, id < 0 ? t->unk : id, i, i + n);
         } else if (f & TOK_CC_CJK) {
             end_word(&st);
             feed(&st, cp, i, i + n);
