@@ -34,12 +34,19 @@ struct word {
     uint64_t hash;
 };
 
+/* A token's string, both halves in one place for the marking's window. */
+struct tok_text {
+    const char *s;
+    size_t len;
+};
+
 struct worker {
     struct json_tokener *jt;
     struct tok_buf field;     /* the document text */
     struct tok_buf collapsed; /* after --max-repeated-len */
     struct tok_buf joined;    /* --cn-splited: the words joined */
-    struct tok_buf window;    /* concatenated tokens being matched */
+    struct tok_buf window;    /* concatenated tokens being matched (only
+                               * its data and cap are used) */
     struct tok_encoding enc;
     struct tok_words words;
     struct word *wordv;
@@ -47,6 +54,9 @@ struct worker {
     int32_t *set; /* open addressing over wordv, -1 = empty */
     size_t set_cap;
     size_t max_word_bytes;
+    /* By the first code point of a word: the longest such word, in bytes
+     * (open addressing, set_cap slots, key UINT32_MAX = empty). */
+    uint32_t *first_cp, *first_max;
     int32_t *marked;
     size_t n_marked, cap_marked;
     size_t last_sentence; /* offset of the last sentence record in out */
@@ -69,10 +79,11 @@ struct ctx {
     long max_repeat; /* -1: keep runs */
     tok_id eos;      /* -1: none */
     tok_id unk;
-    uint8_t *has_cjk;     /* per id of vocab: the token has a U+4E00..9FA5 */
-    const char **tok_str; /* per id of vocab: its token ("" if none) */
-    size_t *tok_len;
-    tok_id *cont_id; /* per id of vocab: the id of "##" + token */
+    /* per id of vocab: if the token has a U+4E00..9FA5, its first code
+     * point, else 0 (one small array for the marking's every token) */
+    uint32_t *cjk_first;
+    struct tok_text *tok_text; /* per id of vocab: its token ("" if none) */
+    tok_id *cont_id;           /* per id of vocab: the id of "##" + token */
     size_t n_vocab_ids;
     struct worker *workers;
 };
@@ -320,6 +331,18 @@ add_word(struct worker *w, const char *p, size_t len)
     return 0;
 }
 
+/* The slot of cp in the first-code-point table: its own, or the empty
+ * one where it would go. */
+static size_t
+first_slot(const uint32_t *keys, size_t cap, uint32_t cp)
+{
+    size_t at = (size_t)(cp * 0x9E3779B1u) & (cap - 1);
+
+    while (keys[at] != UINT32_MAX && keys[at] != cp)
+        at = (at + 1) & (cap - 1);
+    return at;
+}
+
 static int
 build_set(struct worker *w)
 {
@@ -329,22 +352,65 @@ build_set(struct worker *w)
         cap *= 2;
     if (cap > w->set_cap) {
         int32_t *s = realloc(w->set, cap * sizeof(*s));
+        uint32_t *k = realloc(w->first_cp, cap * sizeof(*k));
+        uint32_t *m;
 
-        if (s == NULL)
+        if (s == NULL || k == NULL) {
+            if (s)
+                w->set = s;
+            if (k)
+                w->first_cp = k;
             return -1;
+        }
         w->set = s;
+        w->first_cp = k;
+        m = realloc(w->first_max, cap * sizeof(*m));
+        if (m == NULL)
+            return -1;
+        w->first_max = m;
         w->set_cap = cap;
     }
     memset(w->set, 0xff, cap * sizeof(*w->set));
+    memset(w->first_cp, 0xff, cap * sizeof(*w->first_cp));
     for (size_t i = 0; i < w->n_words; i++) {
-        size_t at = w->wordv[i].hash & (cap - 1);
+        const struct word *x = &w->wordv[i];
+        size_t at = x->hash & (cap - 1);
+        bool dup = false;
+        uint32_t cp;
 
-        while (w->set[at] >= 0)
-            at = (at + 1) & (cap - 1);
+        /* A word seen before is not added again: a sentence repeats 的 and
+         * ， dozens of times, and equal keys would make one long chain. */
+        for (; w->set[at] >= 0 && !dup; at = (at + 1) & (cap - 1)) {
+            const struct word *y = &w->wordv[w->set[at]];
+
+            dup = y->hash == x->hash && y->len == x->len &&
+                  memcmp(y->p, x->p, x->len) == 0;
+        }
+        if (dup)
+            continue;
         w->set[at] = (int32_t)i;
+        if (x->len == 0 || tok_utf8_decode(x->p, x->len, &cp) == 0)
+            continue;
+        at = first_slot(w->first_cp, cap, cp);
+        if (w->first_cp[at] != cp) {
+            w->first_cp[at] = cp;
+            w->first_max[at] = 0;
+        }
+        if (x->len > w->first_max[at])
+            w->first_max[at] = (uint32_t)x->len;
     }
     w->set_cap = cap;
     return 0;
+}
+
+/* The bytes of the longest word of the sentence that starts with code
+ * point cp, 0 if none does. */
+static size_t
+longest_from(const struct worker *w, uint32_t cp)
+{
+    size_t at = first_slot(w->first_cp, w->set_cap, cp);
+
+    return w->first_cp[at] == cp ? w->first_max[at] : 0;
 }
 
 /* Is p[0..len), whose hash_bytes() is h, a word of the sentence? */
@@ -429,40 +495,63 @@ mark_whole_words(const struct ctx *c, struct worker *w)
 {
     const tok_id *ids = w->enc.ids;
     size_t n = w->enc.n, i = 0, m = 0;
-    size_t ends[64];
+    size_t ends[64], wlen;
     uint64_t hashes[64], h;
+    char *win;
 
     if (reserve_marked(w, n) < 0)
         return -1;
     while (i < n) {
         size_t max_l = n - i < c->max_word_len ? n - i : c->max_word_len;
-        size_t l = 0, n_prefix = 0;
+        size_t l = 0, n_prefix = 0, limit;
 
-        if (!c->has_cjk[ids[i]]) {
+        uint32_t cp0 = c->cjk_first[ids[i]];
+
+        if (cp0 == 0) {
+            w->marked[m++] = ids[i++];
+            continue;
+        }
+        /* A window that is a word starts with that word's first code point:
+         * if no word of the sentence starts with this token's, the window
+         * is the token alone, and none is longer than the longest that
+         * does. */
+        limit = longest_from(w, cp0);
+        if (limit == 0) {
             w->marked[m++] = ids[i++];
             continue;
         }
         /* The window's text once; each shorter window is a prefix, and
-         * FNV-1a hashes a prefix on the way. */
-        tok_buf_clear(&w->window);
+         * FNV-1a hashes a prefix on the way.  It holds at most limit
+         * bytes: room for them first, then plain copies. */
+        if (limit > w->window.cap) {
+            char *d = realloc(w->window.data, limit);
+
+            if (d == NULL)
+                return -1;
+            w->window.data = d;
+            w->window.cap = limit;
+        }
+        win = w->window.data;
+        wlen = 0;
         h = 0xcbf29ce484222325ull;
         for (size_t k = 0; k < max_l; k++) {
-            tok_id id = ids[i + k];
-            const char *t = c->tok_str[id];
-            size_t len = c->tok_len[id];
+            const struct tok_text *tt = &c->tok_text[ids[i + k]];
 
-            if (w->window.len + len > w->max_word_bytes)
+            if (wlen + tt->len > limit)
                 break; /* no word is that long */
-            if (tok_buf_append(&w->window, t, len) < 0)
-                return -1;
-            for (size_t b = 0; b < len; b++)
-                h = (h ^ (unsigned char)t[b]) * 0x100000001b3ull;
-            ends[k] = w->window.len;
+            for (size_t b = 0; b < tt->len; b++) {
+                unsigned char ch = (unsigned char)tt->s[b];
+
+                win[wlen + b] = (char)ch;
+                h = (h ^ ch) * 0x100000001b3ull;
+            }
+            wlen += tt->len;
+            ends[k] = wlen;
             hashes[k] = h;
             n_prefix = k + 1;
         }
         for (l = n_prefix; l > 0; l--)
-            if (in_set(w, w->window.data, ends[l - 1], hashes[l - 1]))
+            if (in_set(w, win, ends[l - 1], hashes[l - 1]))
                 break;
         if (l == 0)
             l = 1;
@@ -762,12 +851,10 @@ prepare_marks(struct ctx *c)
     size_t n = tok_vocab_n_ids(c->vocab);
 
     c->n_vocab_ids = n;
-    c->has_cjk = calloc(n ? n : 1, 1);
+    c->cjk_first = calloc(n ? n : 1, sizeof(*c->cjk_first));
     c->cont_id = malloc((n ? n : 1) * sizeof(*c->cont_id));
-    c->tok_str = calloc(n ? n : 1, sizeof(*c->tok_str));
-    c->tok_len = calloc(n ? n : 1, sizeof(*c->tok_len));
-    if (c->has_cjk == NULL || c->cont_id == NULL || c->tok_str == NULL ||
-        c->tok_len == NULL)
+    c->tok_text = calloc(n ? n : 1, sizeof(*c->tok_text));
+    if (c->cjk_first == NULL || c->cont_id == NULL || c->tok_text == NULL)
         err(1, NULL);
     for (size_t id = 0; id < n; id++) {
         size_t len;
@@ -776,11 +863,12 @@ prepare_marks(struct ctx *c)
         tok_id k;
 
         c->cont_id[id] = c->unk;
-        c->tok_str[id] = t ? t : "";
-        c->tok_len[id] = t ? len : 0;
+        c->tok_text[id].s = t ? t : "";
+        c->tok_text[id].len = t ? len : 0;
         if (t == NULL)
             continue;
-        c->has_cjk[id] = has_cjk(t, len);
+        if (has_cjk(t, len) && tok_utf8_decode(t, len, &c->cjk_first[id]) == 0)
+            c->cjk_first[id] = 0; /* cannot be: the vocab is valid UTF-8 */
         if (asprintf(&cont, "##%s", t) < 0)
             err(1, NULL);
         k = tok_vocab_find(c->ext, cont, len + 2);
@@ -1164,16 +1252,17 @@ main(int argc, char **argv)
         tok_words_release(&w->words);
         free(w->wordv);
         free(w->set);
+        free(w->first_cp);
+        free(w->first_max);
         free(w->marked);
         if (w->brk)
             ubrk_close(w->brk);
     }
     cli_files_release(&files);
     free(c.workers);
-    free(c.has_cjk);
+    free(c.cjk_first);
     free(c.cont_id);
-    free(c.tok_str);
-    free(c.tok_len);
+    free(c.tok_text);
     free(model_alloc);
     tok_jieba_close(jieba);
     tok_tokenizer_free(tok);
