@@ -7,6 +7,9 @@
 # HF, and the peak RSS of the largest process.
 #   job "sentences":  -S --chinese            (split at newlines, WordPiece)
 #   job "whole-word": -S --chinese -W         (plus jieba and the ## marks)
+#   job "whole-word, pre-segmented": -S --chinese -W --cn-splited, on the
+#       same text segmented by our `segment` (the demo's pipeline: segment,
+#       json-pack, then this; PaddleNLP's script with --cn_splited)
 # Peers (bench/cpd_peers.py): PaddleNLP's ErnieTokenizer + its mmap builder
 # driven as create_pretraining_data.py drives them (multiprocessing.Pool,
 # imap chunks of 256), and HF tokenizers' BertWordPieceTokenizer (Rust, one
@@ -38,6 +41,28 @@ plain_vocab(os.path.join(data, "vocab/ernie-3.0-base-zh.vocab.txt"),
 PY
 for _ in $(seq 100); do cat "$work/10mb.jsonl"; done > "$work/1gb.jsonl"
 VOCAB=$work/vocab
+# The pre-segmented inputs: each line of each document cut by segment,
+# words joined by one space.
+for name in small 10mb; do
+    $VENV/bin/python - "$BUILD/segment" "$work/$name.jsonl" \
+        "$work/$name-seg.jsonl" <<'PY'
+import json, subprocess, sys
+seg, src, dst = sys.argv[1:4]
+docs = [json.loads(ln)["text"] for ln in open(src, encoding="utf-8")]
+lines = [ln for d in docs for ln in d.split("\n")]
+out = subprocess.run([seg, "-q", "-r", "none", "-d", "line"],
+                     input="\n".join(lines).encode() + b"\n",
+                     capture_output=True, check=True).stdout.decode()
+cut = [b.strip("\n") for b in out.split("\n\n")]
+k = 0
+with open(dst, "w", encoding="utf-8") as f:
+    for d in docs:
+        n = d.count("\n") + 1
+        f.write(json.dumps({"text": "\n".join(cut[k:k + n])},
+                           ensure_ascii=False) + "\n")
+        k += n
+PY
+done
 
 # run OUT CMD...: "seconds peak_kb" of one run of CMD (GNU time).
 run() {
@@ -56,11 +81,13 @@ row() { # job tool workers input_bytes seconds peak_kb ref_per_core
         printf "| %s | %s | %d | %.1f MB | %.2f | %.2f | %.2f | %s | %.0f MB |\n",
             $1, $2, $3, $4 / 1e6, $5, mbs, per, x, $6 / 1024 }'
 }
-# peer KIND INPUT WORKERS [--wwm]: "seconds peak_kb" of bench/cpd_peers.py
+# peer KIND INPUT WORKERS [--wwm [--splited]]: "seconds peak_kb" of bench/cpd_peers.py
 # (its own timing, after start-up), writing $work/ref.bin/.idx.
 peer() {
-    run $VENV/bin/python bench/cpd_peers.py "$1" "$VOCAB" "$2" "$work/ref" \
-        "$3" ${4:-} > /dev/null
+    kind=$1 in=$2 workers=$3
+    shift 3
+    run $VENV/bin/python bench/cpd_peers.py "$kind" "$VOCAB" "$in" "$work/ref" \
+        "$workers" "$@" > /dev/null
     echo "$(awk '{print $2}' "$work/out") $(awk '{print $2}' "$work/time")"
 }
 per_core() { echo "$1 $2 $3" | awk '{ printf "%.6f", $1 / 1e6 / $2 / $3 }'; }
@@ -71,11 +98,16 @@ same() { # prefix: identical to the last reference output?
 
 echo "| job | tool | workers | input | seconds | MB/s | MB/s per core | per core vs PaddleNLP | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|---|"
-small=$work/small.jsonl big=$work/10mb.jsonl
-s_small=$(wc -c < "$small") s_big=$(wc -c < "$big")
-for job in sentences whole-word; do
+for job in sentences whole-word pre-segmented; do
+    small=$work/small.jsonl big=$work/10mb.jsonl
     flags="-S --chinese" peer=
-    [ "$job" = whole-word ] && flags="$flags -W" peer=--wwm
+    case $job in
+    whole-word) flags="$flags -W" peer=--wwm ;;
+    pre-segmented)
+        flags="$flags -W --cn-splited" peer="--wwm --splited"
+        small=$work/small-seg.jsonl big=$work/10mb-seg.jsonl ;;
+    esac
+    s_small=$(wc -c < "$small") s_big=$(wc -c < "$big")
     # PaddleNLP: the small input (it runs at a fraction of a MB/s).
     p1=
     for w in 1 2; do
@@ -103,7 +135,7 @@ done
 echo
 echo "| input | seconds | MB/s | peak RSS |"
 echo "|---|---|---|---|"
-for in in "$big" "$work/1gb.jsonl"; do
+for in in "$work/10mb.jsonl" "$work/1gb.jsonl"; do
     set -- $(run "$CPD" -q -j 2 -v "$VOCAB" -S --chinese -W -o "$work/m" "$in")
     echo "$(wc -c < "$in") $1 $2" | awk '{
         printf "| %.0f MB | %.2f | %.1f | %.0f MB |\n", $1 / 1e6, $2,
