@@ -337,6 +337,12 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
         if (c < 0x80) {
             cp = c;
             n = 1;
+        } else if (c >= 0xE0 && c < 0xF0) {
+            /* Three bytes (CJK), valid: checked on entry. */
+            cp = ((uint32_t)(c & 0x0F) << 12) |
+                 ((uint32_t)((unsigned char)text[i + 1] & 0x3F) << 6) |
+                 ((unsigned char)text[i + 2] & 0x3F);
+            n = 3;
         } else {
             n = tok_utf8_decode(text + i, len - i, &cp);
         }

@@ -278,6 +278,36 @@ strip(const char **s, size_t *len)
     *len = (size_t)(end - p);
 }
 
+/* Equal bytes?  Words are a few bytes: a loop, not a call. */
+static inline bool
+same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* The first code point of p[0..len) (valid UTF-8, len >= 1). */
+static inline uint32_t
+first_code_point(const char *p, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)p;
+
+    if (s[0] < 0x80)
+        return s[0];
+    if (s[0] >= 0xE0 && s[0] < 0xF0 && len >= 3)
+        return ((uint32_t)(s[0] & 0x0F) << 12) |
+               ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+    {
+        uint32_t cp = 0;
+
+        return tok_utf8_decode(p, len, &cp) ? cp : UINT32_MAX;
+    }
+}
+
 static uint64_t
 hash_bytes(const char *p, size_t n)
 {
@@ -384,12 +414,12 @@ build_set(struct worker *w)
             const struct word *y = &w->wordv[w->set[at]];
 
             dup = y->hash == x->hash && y->len == x->len &&
-                  memcmp(y->p, x->p, x->len) == 0;
+                  same_bytes(y->p, x->p, x->len);
         }
         if (dup)
             continue;
         w->set[at] = (int32_t)i;
-        if (x->len == 0 || tok_utf8_decode(x->p, x->len, &cp) == 0)
+        if (x->len == 0 || (cp = first_code_point(x->p, x->len)) == UINT32_MAX)
             continue;
         at = first_slot(w->first_cp, cap, cp);
         if (w->first_cp[at] != cp) {
@@ -422,7 +452,7 @@ in_set(const struct worker *w, const char *p, size_t len, uint64_t h)
     for (; w->set[at] >= 0; at = (at + 1) & (w->set_cap - 1)) {
         const struct word *x = &w->wordv[w->set[at]];
 
-        if (x->hash == h && x->len == len && memcmp(x->p, p, len) == 0)
+        if (x->hash == h && x->len == len && same_bytes(x->p, p, len))
             return true;
     }
     return false;
@@ -438,7 +468,8 @@ split_words(const struct ctx *c, struct worker *w, const char *s, size_t len)
 
     for (;;) {
         const char *hit =
-            c->dimer_len && (size_t)(end - p) >= c->dimer_len
+            c->dimer_len == 1 ? memchr(p, c->dimer[0], (size_t)(end - p))
+            : c->dimer_len && (size_t)(end - p) >= c->dimer_len
                 ? memmem(p, (size_t)(end - p), c->dimer, c->dimer_len)
                 : NULL;
         const char *we = hit ? hit : end;
@@ -457,12 +488,33 @@ split_words(const struct ctx *c, struct worker *w, const char *s, size_t len)
             break;
         p = hit + c->dimer_len;
     }
-    /* The text the tokenizer sees: the words joined without separator. */
+    /* The text the tokenizer sees: the words joined without separator,
+     * no longer than s (a repaired word stands for a separator of s). */
     tok_buf_clear(&w->joined);
-    for (size_t i = 0; i < w->n_words; i++)
-        if (tok_buf_append(&w->joined, w->wordv[i].p, w->wordv[i].len) < 0)
-            return -1;
-    return tok_buf_append(&w->joined, "", 0);
+    if (tok_buf_append(&w->joined, s, len) < 0 ||
+        tok_buf_append(&w->joined, "                ", 16) < 0)
+        return -1; /* room for len bytes, and 16 to spare */
+    {
+        char *d = w->joined.data;
+        size_t at = 0;
+
+        for (size_t i = 0; i < w->n_words; i++) {
+            const struct word *x = &w->wordv[i];
+
+            /* One fixed 16-byte move for a short word with 16 bytes of s
+             * after its start; a repaired word is the separator. */
+            uintptr_t a = (uintptr_t)x->p, lo = (uintptr_t)s;
+
+            if (x->len <= 16 && a >= lo && a - lo + 16 <= len)
+                memcpy(d + at, x->p, 16);
+            else
+                memcpy(d + at, x->p, x->len);
+            at += x->len;
+        }
+        d[at] = '\0';
+        w->joined.len = at;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -759,11 +811,12 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
         text = w->field.data;
         text_len = w->field.len;
         if (c->max_repeat >= 0) {
-            int k = collapse_runs(text, text_len, c->max_repeat, &w->collapsed);
+            int got =
+                collapse_runs(text, text_len, c->max_repeat, &w->collapsed);
 
-            if (k < 0)
+            if (got < 0)
                 goto nomem;
-            if (k > 0) {
+            if (got > 0) {
                 text = w->collapsed.data;
                 text_len = w->collapsed.len;
             }
