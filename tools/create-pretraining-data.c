@@ -912,7 +912,7 @@ prepare_marks(struct ctx *c)
     for (size_t id = 0; id < n; id++) {
         size_t len;
         const char *t = tok_vocab_token(c->vocab, (tok_id)id, &len);
-        char *cont;
+        char buf[256], *cont = buf;
         tok_id k;
 
         c->cont_id[id] = c->unk;
@@ -922,12 +922,16 @@ prepare_marks(struct ctx *c)
             continue;
         if (has_cjk(t, len) && tok_utf8_decode(t, len, &c->cjk_first[id]) == 0)
             c->cjk_first[id] = 0; /* cannot be: the vocab is valid UTF-8 */
-        if (asprintf(&cont, "##%s", t) < 0)
+        /* "##" + token, on the stack unless it is a long one */
+        if (len + 2 > sizeof(buf) && (cont = malloc(len + 2)) == NULL)
             err(1, NULL);
+        cont[0] = cont[1] = '#';
+        memcpy(cont + 2, t, len);
         k = tok_vocab_find(c->ext, cont, len + 2);
         if (k >= 0)
             c->cont_id[id] = k;
-        free(cont);
+        if (cont != buf)
+            free(cont);
     }
 }
 
