@@ -50,13 +50,13 @@ table16(int8_t t0, int8_t t1, int8_t t2, int8_t t3, int8_t t4, int8_t t5,
         int8_t t12, int8_t t13, int8_t t14, int8_t t15)
 {
     return _mm256_setr_epi8(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11,
-                            t12, t13, t14, t15, t0, t1, t2, t3, t4, t5, t6,
-                            t7, t8, t9, t10, t11, t12, t13, t14, t15);
+                            t12, t13, t14, t15, t0, t1, t2, t3, t4, t5, t6, t7,
+                            t8, t9, t10, t11, t12, t13, t14, t15);
 }
 
 /* x shifted right by n bytes across the 32, with prev's last n bytes
  * coming in first: the bytes n positions before each of x's. */
-#    define PREV(x, prev, n)                                                 \
+#    define PREV(x, prev, n)                                                  \
         _mm256_alignr_epi8((x), _mm256_permute2x128_si256((prev), (x), 0x21), \
                            16 - (n))
 
@@ -75,21 +75,21 @@ block_errors(__m256i x, __m256i prev)
         TOO_LONG, TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS,
         TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
         (int8_t)(TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4));
-    const __m256i byte_1_low = table16(
-        (int8_t)(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4),
-        (int8_t)(CARRY | OVERLONG_2), (int8_t)CARRY, (int8_t)CARRY,
-        (int8_t)(CARRY | TOO_LARGE),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-        (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000));
+    const __m256i byte_1_low =
+        table16((int8_t)(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4),
+                (int8_t)(CARRY | OVERLONG_2), (int8_t)CARRY, (int8_t)CARRY,
+                (int8_t)(CARRY | TOO_LARGE),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                (int8_t)(CARRY | TOO_LARGE | TOO_LARGE_1000));
     const __m256i byte_2_high = table16(
         TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
         TOO_SHORT, TOO_SHORT,
@@ -104,8 +104,8 @@ block_errors(__m256i x, __m256i prev)
     special = _mm256_and_si256(
         _mm256_and_si256(
             _mm256_shuffle_epi8(byte_1_high, high_nibbles(prev1)),
-            _mm256_shuffle_epi8(byte_1_low, _mm256_and_si256(
-                                                prev1, _mm256_set1_epi8(0x0F)))),
+            _mm256_shuffle_epi8(
+                byte_1_low, _mm256_and_si256(prev1, _mm256_set1_epi8(0x0F)))),
         _mm256_shuffle_epi8(byte_2_high, high_nibbles(x)));
     /* A byte two after E0..FF or three after F0..FF must continue it:
      * those set bit 7 of must23, which TWO_CONTS (also bit 7) must match. */
