@@ -57,6 +57,7 @@ struct worker {
     /* By the first code point of a word: the longest such word, in bytes
      * (open addressing, set_cap slots, key UINT32_MAX = empty). */
     uint32_t *first_cp, *first_max;
+    uint64_t *first_lens; /* bit L: a word of L bytes (63: of 63 or more) */
     int32_t *marked;
     size_t n_marked, cap_marked;
     size_t last_sentence; /* offset of the last sentence record in out */
@@ -384,6 +385,7 @@ build_set(struct worker *w)
         int32_t *s = realloc(w->set, cap * sizeof(*s));
         uint32_t *k = realloc(w->first_cp, cap * sizeof(*k));
         uint32_t *m;
+        uint64_t *lens;
 
         if (s == NULL || k == NULL) {
             if (s)
@@ -398,6 +400,10 @@ build_set(struct worker *w)
         if (m == NULL)
             return -1;
         w->first_max = m;
+        lens = realloc(w->first_lens, cap * sizeof(*lens));
+        if (lens == NULL)
+            return -1;
+        w->first_lens = lens;
         w->set_cap = cap;
     }
     memset(w->set, 0xff, cap * sizeof(*w->set));
@@ -425,22 +431,28 @@ build_set(struct worker *w)
         if (w->first_cp[at] != cp) {
             w->first_cp[at] = cp;
             w->first_max[at] = 0;
+            w->first_lens[at] = 0;
         }
         if (x->len > w->first_max[at])
             w->first_max[at] = (uint32_t)x->len;
+        w->first_lens[at] |= 1ULL << (x->len < 63 ? x->len : 63);
     }
     w->set_cap = cap;
     return 0;
 }
 
 /* The bytes of the longest word of the sentence that starts with code
- * point cp, 0 if none does. */
+ * point cp, 0 if none does, and the mask of the lengths of those words
+ * (bit L for L bytes, bit 63 for 63 or more). */
 static size_t
-longest_from(const struct worker *w, uint32_t cp)
+longest_from(const struct worker *w, uint32_t cp, uint64_t *lens)
 {
     size_t at = first_slot(w->first_cp, w->set_cap, cp);
 
-    return w->first_cp[at] == cp ? w->first_max[at] : 0;
+    if (w->first_cp[at] != cp)
+        return 0;
+    *lens = w->first_lens[at];
+    return w->first_max[at];
 }
 
 /* Is p[0..len), whose hash_bytes() is h, a word of the sentence? */
@@ -548,7 +560,7 @@ mark_whole_words(const struct ctx *c, struct worker *w)
     const tok_id *ids = w->enc.ids;
     size_t n = w->enc.n, i = 0, m = 0;
     size_t ends[64], wlen;
-    uint64_t hashes[64], h;
+    uint64_t hashes[64], h, lens = 0;
     char *win;
 
     if (reserve_marked(w, n) < 0)
@@ -564,11 +576,12 @@ mark_whole_words(const struct ctx *c, struct worker *w)
             continue;
         }
         /* A window that is a word starts with that word's first code point:
-         * if no word of the sentence starts with this token's, the window
-         * is the token alone, and none is longer than the longest that
-         * does. */
-        limit = longest_from(w, cp0);
-        if (limit == 0) {
+         * if no word of the sentence that starts with this token's is
+         * longer than the token, the window is the token alone, and none
+         * is longer than the longest such word. */
+        limit = longest_from(w, cp0, &lens);
+        if (limit <= c->tok_text[ids[i]].len) {
+            /* No word that starts here is longer than this token. */
             w->marked[m++] = ids[i++];
             continue;
         }
@@ -602,9 +615,16 @@ mark_whole_words(const struct ctx *c, struct worker *w)
             hashes[k] = h;
             n_prefix = k + 1;
         }
-        for (l = n_prefix; l > 0; l--)
-            if (in_set(w, win, ends[l - 1], hashes[l - 1]))
+        /* Longest first; only lengths that such a word has; a window of
+         * one token is the answer when nothing longer is a word, so it
+         * needs no lookup. */
+        for (l = n_prefix; l > 1; l--) {
+            size_t len = ends[l - 1];
+
+            if ((lens >> (len < 63 ? len : 63)) & 1 &&
+                in_set(w, win, len, hashes[l - 1]))
                 break;
+        }
         if (l == 0)
             l = 1;
         w->marked[m++] = ids[i];
@@ -1311,6 +1331,7 @@ main(int argc, char **argv)
         free(w->set);
         free(w->first_cp);
         free(w->first_max);
+        free(w->first_lens);
         free(w->marked);
         if (w->brk)
             ubrk_close(w->brk);
