@@ -367,7 +367,9 @@ add_word(struct worker *w, const char *p, size_t len)
 static size_t
 first_slot(const uint32_t *keys, size_t cap, uint32_t cp)
 {
-    size_t at = (size_t)(cp * 0x9E3779B1u) & (cap - 1);
+    /* The product's middle bits: its low ones are the code point's. */
+    size_t at =
+        (size_t)(((uint64_t)cp * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 
     while (keys[at] != UINT32_MAX && keys[at] != cp)
         at = (at + 1) & (cap - 1);
