@@ -334,18 +334,7 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
                 continue;
             }
         }
-        if (c < 0x80) {
-            cp = c;
-            n = 1;
-        } else if (c >= 0xE0 && c < 0xF0) {
-            /* Three bytes (CJK), valid: checked on entry. */
-            cp = ((uint32_t)(c & 0x0F) << 12) |
-                 ((uint32_t)((unsigned char)text[i + 1] & 0x3F) << 6) |
-                 ((unsigned char)text[i + 2] & 0x3F);
-            n = 3;
-        } else {
-            n = tok_utf8_decode(text + i, len - i, &cp);
-        }
+        n = tok_utf8_decode_valid(text + i, &cp); /* checked on entry */
         f = tok_cc_class(t->cc, cp);
         if (f & TOK_CC_DROP) {
             /* Removed before splitting, so it joins its neighbours. */

@@ -24,13 +24,40 @@ int tok_err_set(struct tok_err *err, int code, const char *fmt, ...)
     ;
 
 /* ------------------------------------------------------------------------ */
-/* Character classes (tok_unicode.c)                                         */
+/* UTF-8 (tok_utf8.c, tok_utf8_simd.c)                                       */
 
-/* UTF-8 validation (tok_utf8.c, tok_utf8_simd.c): tok_utf8_check() without
- * the SIMD pass; and that pass alone, 1 if s[0..len) is valid UTF-8, 0 if
- * not, -1 where it cannot run (no AVX2). */
+/* tok_utf8_check() without the SIMD pass; and that pass alone: 1 if
+ * s[0..len) is valid UTF-8, 0 if not, -1 where it cannot run (no AVX2). */
 size_t tok_utf8_check_scalar(const char *s, size_t len);
 int tok_utf8_simd_valid(const char *s, size_t len);
+
+/* Decode the code point at p, in text already checked to be valid UTF-8
+ * (no bounds or form checks: the hot loops' decoder); returns its length. */
+static inline size_t
+tok_utf8_decode_valid(const char *p, uint32_t *cp)
+{
+    const unsigned char *s = (const unsigned char *)p;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if ((s[0] & 0xF0) == 0xE0) { /* three bytes, all of CJK: first */
+        *cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
+              (s[2] & 0x3F);
+        return 3;
+    }
+    if (s[0] < 0xE0) {
+        *cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+        return 2;
+    }
+    *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+          ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+    return 4;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Character classes (tok_unicode.c)                                         */
 
 /* Bits of the per-code-point class table.  Categories come from utf8proc. */
 enum {

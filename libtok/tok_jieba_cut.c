@@ -41,31 +41,6 @@ struct cut {
     int rc;
 };
 
-/* Decode one code point of valid UTF-8 (checked on entry); returns its
- * length. */
-static inline size_t
-decode_valid(const char *p, uint32_t *cp)
-{
-    const unsigned char *s = (const unsigned char *)p;
-
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[0] < 0xE0) {
-        *cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
-        return 2;
-    }
-    if (s[0] < 0xF0) {
-        *cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
-              (s[2] & 0x3F);
-        return 3;
-    }
-    *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
-          ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
-    return 4;
-}
-
 /* Append a word, growing the arrays; the slow path of emit(). */
 static void
 emit_grow(struct cut *c, size_t start, size_t end)
@@ -116,7 +91,7 @@ emit_chars(struct cut *c, size_t a, size_t b)
 {
     while (a < b) {
         uint32_t cp;
-        size_t n = decode_valid(c->text + a, &cp);
+        size_t n = tok_utf8_decode_valid(c->text + a, &cp);
 
         emit(c, a, a + n);
         a += n;
@@ -424,7 +399,7 @@ cut_block(struct cut *c, size_t a, size_t b)
 
     for (size_t i = a; i < b;) {
         uint32_t cp;
-        size_t k = decode_valid(c->text + i, &cp);
+        size_t k = tok_utf8_decode_valid(c->text + i, &cp);
 
         if (reserve(s, n + 1) < 0) {
             c->rc = TOK_ENOMEM;

@@ -40,24 +40,28 @@ struct tok_text {
     size_t len;
 };
 
+/* The words of a sentence that start with code point cp: the longest, in
+ * bytes, and bit L of lens for each length L (bit 63: 63 or more). */
+struct first {
+    uint32_t cp; /* UINT32_MAX: an empty slot */
+    uint32_t max;
+    uint64_t lens;
+};
+
 struct worker {
     struct json_tokener *jt;
     struct tok_buf field;     /* the document text */
     struct tok_buf collapsed; /* after --max-repeated-len */
     struct tok_buf joined;    /* --cn-splited: the words joined */
-    struct tok_buf window;    /* concatenated tokens being matched (only
-                               * its data and cap are used) */
+    char *window;             /* concatenated tokens being matched */
+    size_t window_cap;
     struct tok_encoding enc;
     struct tok_words words;
     struct word *wordv;
     size_t n_words, cap_words;
     int32_t *set; /* open addressing over wordv, -1 = empty */
     size_t set_cap;
-    size_t max_word_bytes;
-    /* By the first code point of a word: the longest such word, in bytes
-     * (open addressing, set_cap slots, key UINT32_MAX = empty). */
-    uint32_t *first_cp, *first_max;
-    uint64_t *first_lens; /* bit L: a word of L bytes (63: of 63 or more) */
+    struct first *first; /* by first code point, set_cap slots */
     int32_t *marked;
     size_t n_marked, cap_marked;
     size_t last_sentence; /* offset of the last sentence record in out */
@@ -357,23 +361,21 @@ add_word(struct worker *w, const char *p, size_t len)
     w->wordv[w->n_words].len = len;
     w->wordv[w->n_words].hash = hash_bytes(p, len);
     w->n_words++;
-    if (len > w->max_word_bytes)
-        w->max_word_bytes = len;
     return 0;
 }
 
 /* The slot of cp in the first-code-point table: its own, or the empty
  * one where it would go. */
-static size_t
-first_slot(const uint32_t *keys, size_t cap, uint32_t cp)
+static struct first *
+first_slot(struct first *t, size_t cap, uint32_t cp)
 {
     /* The product's middle bits: its low ones are the code point's. */
     size_t at =
         (size_t)(((uint64_t)cp * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 
-    while (keys[at] != UINT32_MAX && keys[at] != cp)
+    while (t[at].cp != UINT32_MAX && t[at].cp != cp)
         at = (at + 1) & (cap - 1);
-    return at;
+    return &t[at];
 }
 
 static int
@@ -385,35 +387,25 @@ build_set(struct worker *w)
         cap *= 2;
     if (cap > w->set_cap) {
         int32_t *s = realloc(w->set, cap * sizeof(*s));
-        uint32_t *k = realloc(w->first_cp, cap * sizeof(*k));
-        uint32_t *m;
-        uint64_t *lens;
+        struct first *f;
 
-        if (s == NULL || k == NULL) {
-            if (s)
-                w->set = s;
-            if (k)
-                w->first_cp = k;
+        if (s == NULL)
             return -1;
-        }
         w->set = s;
-        w->first_cp = k;
-        m = realloc(w->first_max, cap * sizeof(*m));
-        if (m == NULL)
+        f = realloc(w->first, cap * sizeof(*f));
+        if (f == NULL)
             return -1;
-        w->first_max = m;
-        lens = realloc(w->first_lens, cap * sizeof(*lens));
-        if (lens == NULL)
-            return -1;
-        w->first_lens = lens;
+        w->first = f;
         w->set_cap = cap;
     }
     memset(w->set, 0xff, cap * sizeof(*w->set));
-    memset(w->first_cp, 0xff, cap * sizeof(*w->first_cp));
+    for (size_t i = 0; i < cap; i++)
+        w->first[i].cp = UINT32_MAX;
     for (size_t i = 0; i < w->n_words; i++) {
         const struct word *x = &w->wordv[i];
         size_t at = x->hash & (cap - 1);
         bool dup = false;
+        struct first *f;
         uint32_t cp;
 
         /* A word seen before is not added again: a sentence repeats 的 and
@@ -429,15 +421,15 @@ build_set(struct worker *w)
         w->set[at] = (int32_t)i;
         if (x->len == 0 || (cp = first_code_point(x->p, x->len)) == UINT32_MAX)
             continue;
-        at = first_slot(w->first_cp, cap, cp);
-        if (w->first_cp[at] != cp) {
-            w->first_cp[at] = cp;
-            w->first_max[at] = 0;
-            w->first_lens[at] = 0;
+        f = first_slot(w->first, cap, cp);
+        if (f->cp != cp) {
+            f->cp = cp;
+            f->max = 0;
+            f->lens = 0;
         }
-        if (x->len > w->first_max[at])
-            w->first_max[at] = (uint32_t)x->len;
-        w->first_lens[at] |= 1ULL << (x->len < 63 ? x->len : 63);
+        if (x->len > f->max)
+            f->max = (uint32_t)x->len;
+        f->lens |= 1ULL << (x->len < 63 ? x->len : 63);
     }
     w->set_cap = cap;
     return 0;
@@ -449,12 +441,12 @@ build_set(struct worker *w)
 static size_t
 longest_from(const struct worker *w, uint32_t cp, uint64_t *lens)
 {
-    size_t at = first_slot(w->first_cp, w->set_cap, cp);
+    const struct first *f = first_slot(w->first, w->set_cap, cp);
 
-    if (w->first_cp[at] != cp)
+    if (f->cp != cp)
         return 0;
-    *lens = w->first_lens[at];
-    return w->first_max[at];
+    *lens = f->lens;
+    return f->max;
 }
 
 /* Is p[0..len), whose hash_bytes() is h, a word of the sentence? */
@@ -590,15 +582,15 @@ mark_whole_words(const struct ctx *c, struct worker *w)
         /* The window's text once; each shorter window is a prefix, and
          * FNV-1a hashes a prefix on the way.  It holds at most limit
          * bytes: room for them first, then plain copies. */
-        if (limit > w->window.cap) {
-            char *d = realloc(w->window.data, limit);
+        if (limit > w->window_cap) {
+            char *d = realloc(w->window, limit);
 
             if (d == NULL)
                 return -1;
-            w->window.data = d;
-            w->window.cap = limit;
+            w->window = d;
+            w->window_cap = limit;
         }
-        win = w->window.data;
+        win = w->window;
         wlen = 0;
         h = 0xcbf29ce484222325ull;
         for (size_t k = 0; k < max_l; k++) {
@@ -659,7 +651,6 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
         goto plain;
     }
     w->n_words = 0;
-    w->max_word_bytes = 0;
     if (c->cn_splited) {
         if (split_words(c, w, s, len) < 0)
             return -1;
@@ -1242,7 +1233,6 @@ main(int argc, char **argv)
         tok_buf_init(&w->field);
         tok_buf_init(&w->collapsed);
         tok_buf_init(&w->joined);
-        tok_buf_init(&w->window);
         tok_encoding_init(&w->enc);
         tok_words_init(&w->words);
         if (c.splitter == SPLIT_ICU) {
@@ -1326,14 +1316,12 @@ main(int argc, char **argv)
         tok_buf_release(&w->field);
         tok_buf_release(&w->collapsed);
         tok_buf_release(&w->joined);
-        tok_buf_release(&w->window);
+        free(w->window);
         tok_encoding_release(&w->enc);
         tok_words_release(&w->words);
         free(w->wordv);
         free(w->set);
-        free(w->first_cp);
-        free(w->first_max);
-        free(w->first_lens);
+        free(w->first);
         free(w->marked);
         if (w->brk)
             ubrk_close(w->brk);
