@@ -264,8 +264,8 @@ struct tok_jieba {
     size_t n_words;
     bool heap; /* arrays are private, growable copies */
     double *emit_heap;
-    void *re[4];    /* pcre2_code: han-ish run, skip, HMM han, HMM skip */
-    bool re_jit[4]; /* JIT-compiled: match with pcre2_jit_match() */
+    void *re_hmm_skip;    /* pcre2_code: finalseg's re_skip */
+    bool re_hmm_skip_jit; /* JIT-compiled: match with pcre2_jit_match() */
 };
 
 /* The edge filter: 2^23 bits (1 MB, mostly cache-resident) indexed by the

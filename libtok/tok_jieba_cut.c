@@ -7,9 +7,12 @@
  * character (or CR LF) as a word and every other character alone.  A run is
  * cut by the maximum-probability route through its DAG of dictionary words;
  * consecutive single characters of the route are then either kept, or (with
- * the HMM) regrouped by Viterbi over B/M/E/S for Han characters and by a
- * regex for ASCII.  Every comparison, tie-break and floating-point sum is in
- * jieba's order, so the words are identical.
+ * the HMM) regrouped by Viterbi over B/M/E/S for Han characters and by
+ * finalseg's re_skip (through PCRE2) for ASCII.  jieba's other regexes are
+ * character classes, tested here on the code points the DAG walk decodes
+ * anyway: as PCRE2 calls they were 12-20 % of the time.  Every comparison,
+ * tie-break and floating-point sum is in jieba's order, so the words are
+ * identical.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,8 +22,6 @@
 #include <pcre2.h>
 
 #include "tok_int.h"
-
-enum { RE_HAN, RE_SKIP, RE_HMM_HAN, RE_HMM_SKIP };
 
 struct cut_scratch {
     pcre2_match_data *md;
@@ -85,33 +86,20 @@ emit(struct cut *c, size_t start, size_t end)
     w->n++;
 }
 
-/* Emit each code point of text[a..b) as a word. */
-static void
-emit_chars(struct cut *c, size_t a, size_t b)
-{
-    while (a < b) {
-        uint32_t cp;
-        size_t n = tok_utf8_decode_valid(c->text + a, &cp);
-
-        emit(c, a, a + n);
-        a += n;
-    }
-}
-
-/* Iterate the matches of regex k over text[a..b): calls fn for each gap and
- * each match, in order; `is_match` tells which. */
+/* Iterate the matches of finalseg's re_skip over text[a..b): calls fn for
+ * each gap and each match, in order; `is_match` tells which. */
 typedef void (*piece_fn)(struct cut *c, size_t a, size_t b, int is_match);
 
 static void
-split(struct cut *c, int k, size_t a, size_t b, piece_fn fn)
+split(struct cut *c, size_t a, size_t b, piece_fn fn)
 {
-    const pcre2_code *re = c->j->re[k];
+    const pcre2_code *re = c->j->re_hmm_skip;
     size_t pos = a;
 
     while (pos < b && !c->rc) {
         /* The JIT entry skips pcre2_match()'s per-call checks; the text
          * is valid UTF-8 and the pattern compiled, so none are needed. */
-        int rc = c->j->re_jit[k]
+        int rc = c->j->re_hmm_skip_jit
                      ? pcre2_jit_match(re, (PCRE2_SPTR)c->text, b, pos,
                                        PCRE2_NO_UTF_CHECK, c->s->md, NULL)
                      : pcre2_match(re, (PCRE2_SPTR)c->text, b, pos,
@@ -270,22 +258,6 @@ viterbi(struct cut *c, size_t a, size_t b)
     }
 }
 
-/* Index of the code point that starts at byte offset off (binary search
- * over boff of the current run). */
-static size_t
-cp_index(const struct cut_scratch *s, size_t lo, size_t hi, size_t off)
-{
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (s->boff[mid] < off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void
 hmm_skip_piece(struct cut *c, size_t a, size_t b, int is_match)
 {
@@ -293,44 +265,36 @@ hmm_skip_piece(struct cut *c, size_t a, size_t b, int is_match)
     emit(c, a, b);
 }
 
-/* Range of the current finalseg buffer, in code points, for the callback;
- * struct cut comes first, so the callback's cut pointer is the context. */
-struct hmm_ctx {
-    struct cut c;
-    size_t lo, hi;
-};
-
-static void
-hmm_han_piece(struct cut *c, size_t a, size_t b, int is_match)
+static bool
+is_hmm_han(uint32_t cp)
 {
-    struct hmm_ctx *h = (struct hmm_ctx *)c;
-
-    if (is_match) {
-        size_t i = cp_index(c->s, h->lo, h->hi, a);
-        size_t k = cp_index(c->s, i, h->hi, b);
-        viterbi(c, i, k);
-    } else {
-        split(c, RE_HMM_SKIP, a, b, hmm_skip_piece);
-    }
+    return cp >= TOK_HAN_LO && cp <= TOK_HAN_HI;
 }
 
-/* finalseg.cut() of the buffer cps[lo..hi). */
+/* finalseg.cut() of the buffer cps[lo..hi): runs of Han characters (its
+ * re_han, a character class, found on the decoded code points) go to
+ * Viterbi, the text between them through its re_skip. */
 static void
 finalseg(struct cut *c, size_t lo, size_t hi)
 {
-    struct hmm_ctx h;
+    const struct cut_scratch *s = c->s;
+    size_t i = lo;
 
-    if (c->s->boff[hi] - c->s->boff[lo] == hi - lo) {
-        /* One byte a character: all ASCII, where finalseg's re_han cannot
-         * match, so its split would yield the whole range as one gap. */
-        split(c, RE_HMM_SKIP, c->s->boff[lo], c->s->boff[hi], hmm_skip_piece);
-        return;
+    while (i < hi && !c->rc) {
+        size_t k = i;
+
+        while (k < hi && is_hmm_han(s->cps[k]))
+            k++;
+        if (k > i) {
+            viterbi(c, i, k);
+            i = k;
+            continue;
+        }
+        while (k < hi && !is_hmm_han(s->cps[k]))
+            k++;
+        split(c, s->boff[i], s->boff[k], hmm_skip_piece);
+        i = k;
     }
-    h.c = *c;
-    h.lo = lo;
-    h.hi = hi;
-    split(&h.c, RE_HMM_HAN, c->s->boff[lo], c->s->boff[hi], hmm_han_piece);
-    c->rc = h.c.rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -386,30 +350,59 @@ prefetch_pair(const struct tok_jieba *j, const uint32_t *cps)
     __builtin_prefetch(&j->edges[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
 }
 
-/* Decode the han-ish run text[a..b) into the scratch and compute its
- * route (jieba's get_DAG + calc, fused).  Returns its length in code
- * points. */
+/* re_han_default's ASCII members (letters, digits, + # & . _ % -), a bit
+ * per byte value. */
+static const uint64_t hanish_ascii[2] = {
+    /* 0-63: # % & + - . and 0-9 */
+    (1ULL << '#') | (1ULL << '%') | (1ULL << '&') | (1ULL << '+') |
+        (1ULL << '-') | (1ULL << '.') | (0x3FFULL << '0'),
+    /* 64-127: A-Z _ a-z */
+    (0x3FFFFFFULL << ('A' - 64)) | (1ULL << ('_' - 64)) |
+        (0x3FFFFFFULL << ('a' - 64)),
+};
+
+/* Decode the run of re_han_default's class ([\u4E00-\u9FD5] and the
+ * ASCII above) that starts at text[a] (ends before len) into the scratch,
+ * set *end past it, and compute its route (jieba's get_DAG + calc,
+ * fused).  Returns its length in code points, 0 if text[a] is not in the
+ * class. */
 static size_t
-cut_block(struct cut *c, size_t a, size_t b)
+cut_block(struct cut *c, size_t a, size_t len, size_t *end)
 {
     const struct tok_jieba *j = c->j;
     struct cut_scratch *s = c->s;
+    const unsigned char *t = (const unsigned char *)c->text;
     const double lt = j->logtotal;
-    size_t n = 0;
+    size_t n = 0, b = a;
 
-    for (size_t i = a; i < b;) {
-        uint32_t cp;
-        size_t k = tok_utf8_decode_valid(c->text + i, &cp);
+    while (b < len) {
+        uint32_t cp = t[b];
+        size_t k = 1;
 
-        if (reserve(s, n + 1) < 0) {
+        if (cp < 0x80) {
+            if (!((hanish_ascii[cp >> 6] >> (cp & 63)) & 1))
+                break;
+        } else if ((cp & 0xF0) == 0xE0) {
+            cp = ((cp & 0x0F) << 12) | ((uint32_t)(t[b + 1] & 0x3F) << 6) |
+                 (t[b + 2] & 0x3F);
+            if (cp < TOK_HAN_LO || cp > TOK_HAN_HI)
+                break;
+            k = 3;
+        } else {
+            break;
+        }
+        if (n + 1 >= s->cap && reserve(s, n + 1) < 0) {
             c->rc = TOK_ENOMEM;
             return 0;
         }
         s->cps[n] = cp;
-        s->boff[n] = i;
+        s->boff[n] = b;
         n++;
-        i += k;
+        b += k;
     }
+    *end = b;
+    if (n == 0)
+        return 0;
     s->boff[n] = b;
     s->score[n] = 0.0;
     /* calc(): right to left, max over the DAG's ends of
@@ -495,43 +488,14 @@ walk_route(struct cut *c, size_t n, int hmm)
 /* ------------------------------------------------------------------------ */
 /* The top level                                                             */
 
-struct top_ctx {
-    struct cut c;
-    int hmm;
-};
-
-static void
-skip_piece(struct cut *c, size_t a, size_t b, int is_match)
-{
-    if (is_match)
-        emit(c, a, b);
-    else
-        emit_chars(c, a, b);
-}
-
-static void
-top_piece(struct cut *c, size_t a, size_t b, int is_match)
-{
-    struct top_ctx *t = (struct top_ctx *)c;
-
-    if (!is_match) {
-        split(c, RE_SKIP, a, b, skip_piece);
-        return;
-    }
-    {
-        size_t n = cut_block(c, a, b);
-
-        if (!c->rc)
-            walk_route(c, n, t->hmm);
-    }
-}
-
 int
 tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
               int flags, struct tok_words *w, struct tok_err *err)
 {
-    struct top_ctx t;
+    struct cut c;
     struct cut_scratch *s;
+    int hmm = flags & TOK_JIEBA_HMM;
+    size_t pos = 0;
 
     if (!(flags & TOK_JIEBA_TRUSTED)) {
         size_t bad = tok_utf8_check(text, len);
@@ -549,15 +513,33 @@ tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
         }
         w->scratch = s;
     }
-    t.c.j = j;
-    t.c.text = text;
-    t.c.w = w;
-    t.c.s = w->scratch;
-    t.c.rc = 0;
-    t.hmm = flags & TOK_JIEBA_HMM;
-    split(&t.c, RE_HAN, 0, len, top_piece);
-    if (t.c.rc)
-        return tok_err_set(err, t.c.rc, "%s", tok_strerror(t.c.rc));
+    c.j = j;
+    c.text = text;
+    c.w = w;
+    c.s = w->scratch;
+    c.rc = 0;
+    /* re_han_default.split(): each run of the class is cut by the DAG;
+     * between runs, re_skip.split() yields "\r\n", each whitespace
+     * character, and every other character alone: in accurate mode that
+     * is one word a character, with "\r\n" kept together. */
+    while (pos < len && !c.rc) {
+        size_t end, n = cut_block(&c, pos, len, &end);
+
+        if (n) {
+            walk_route(&c, n, hmm);
+            pos = end;
+        } else {
+            uint32_t cp;
+            size_t k = tok_utf8_decode_valid(text + pos, &cp);
+
+            if (cp == '\r' && pos + 1 < len && text[pos + 1] == '\n')
+                k = 2;
+            emit(&c, pos, pos + k);
+            pos += k;
+        }
+    }
+    if (c.rc)
+        return tok_err_set(err, c.rc, "%s", tok_strerror(c.rc));
     return 0;
 }
 

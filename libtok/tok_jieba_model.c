@@ -232,37 +232,27 @@ jieba_free_arrays(struct tok_jieba *j)
 /* ------------------------------------------------------------------------ */
 /* Regular expressions (shared, compiled once per segmenter)                 */
 
-/* jieba's regexes, restated for PCRE2 in UTF mode.  Python's \s is its
- * str.isspace(): the 29 code points listed in re_skip below (PCRE2's own \s
- * lacks U+001C..U+001F).  finalseg's \d only ever sees ASCII digits. */
-static const char *const regex_src[4] = {
-    /* re_han_default */
-    "[\\x{4E00}-\\x{9FD5}a-zA-Z0-9+#&._%\\-]+",
-    /* re_skip_default */
-    "\\r\\n|[\\t\\n\\x{0B}\\x{0C}\\r\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}"
-    "\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}]",
-    /* finalseg re_han */
-    "[\\x{4E00}-\\x{9FD5}]+",
-    /* finalseg re_skip */
-    "[a-zA-Z0-9]+(?:\\.[0-9]+)?%?",
-};
+/* finalseg's re_skip, restated for PCRE2 in UTF mode (its \d only ever
+ * sees ASCII digits).  jieba's other regexes are character classes (or,
+ * for re_skip_default in accurate mode, change nothing: every character
+ * between runs is a word of its own, "\r\n" aside), which the cutter
+ * tests on the code points it decodes anyway (BENCHMARKS.md). */
+static const char regex_hmm_skip[] = "[a-zA-Z0-9]+(?:\\.[0-9]+)?%?";
 
 static int
 compile_regexes(struct tok_jieba *j, struct tok_err *err)
 {
-    for (int k = 0; k < 4; k++) {
-        int ec;
-        PCRE2_SIZE eo;
-        pcre2_code *re =
-            pcre2_compile((PCRE2_SPTR)regex_src[k], PCRE2_ZERO_TERMINATED,
-                          PCRE2_UTF | PCRE2_NO_UTF_CHECK, &ec, &eo, NULL);
+    int ec;
+    PCRE2_SIZE eo;
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)regex_hmm_skip, PCRE2_ZERO_TERMINATED,
+                      PCRE2_UTF | PCRE2_NO_UTF_CHECK, &ec, &eo, NULL);
 
-        if (re == NULL)
-            return tok_err_set(err, TOK_ENOMEM, "cannot compile regex %d", k);
-        /* JIT is an optimization; the interpreter gives the same result. */
-        j->re_jit[k] = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
-        j->re[k] = re;
-    }
+    if (re == NULL)
+        return tok_err_set(err, TOK_ENOMEM, "cannot compile finalseg's regex");
+    /* JIT is an optimization; the interpreter gives the same result. */
+    j->re_hmm_skip_jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
+    j->re_hmm_skip = re;
     return 0;
 }
 
@@ -272,8 +262,7 @@ tok_jieba_close(struct tok_jieba *j)
     if (j == NULL)
         return;
     jieba_free_arrays(j);
-    for (int k = 0; k < 4; k++)
-        pcre2_code_free(j->re[k]);
+    pcre2_code_free(j->re_hmm_skip);
     if (j->map)
         munmap(j->map, j->map_len);
     free(j);

@@ -78,10 +78,11 @@ test-bpe: $(BUILD)/tokenize $(VENV_STAMP)
 
 # segment against the real jieba: Debian's python3-jieba, seen by Debian's
 # Python (not the venv, whose PyPI jieba would shadow it).
-test-segment: $(TOOLS) $(JIEBA_MODEL)
+test-segment: $(TOOLS) $(JIEBA_MODEL) $(BUILD)/tests/drv_jieba
 	@tests/run-suite $(TEST_LOG) segment-conformance \
 		/usr/bin/python3 tests/conformance/segment_run.py \
 		--segment $(BUILD)/segment --json-pack $(BUILD)/json-pack \
+		--drv-jieba $(BUILD)/tests/drv_jieba --model $(JIEBA_MODEL) \
 		--data $(DATA)
 
 # create-pretraining-data and merge against PaddleNLP's tokenizer and

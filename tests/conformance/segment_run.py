@@ -110,6 +110,8 @@ def main():
     ap.add_argument("--segment", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--json-pack")
+    ap.add_argument("--drv-jieba", help="tests/drivers/drv_jieba")
+    ap.add_argument("--model", help="the jieba model, for --drv-jieba")
     args = ap.parse_args()
     res = Results()
     print("# reference: jieba %s from %s" % (jieba.__version__,
@@ -182,7 +184,29 @@ def main():
     res.check("blank-line docs paddle-format",
               run(args.segment, ["-d", "blank"], path), ref)
 
-    # 5. A user dictionary, loaded as jieba.load_userdict does (in a fresh
+    # 5. The library itself: every word of jieba.cut(), whitespace words
+    # ("\r\n" among them) included, which the tool drops as PaddleNLP
+    # does; whole documents, newlines inside.  Before the user dictionary:
+    # its words of frequency 0 stay in finalseg's global Force_Split_Words.
+    if args.drv_jieba:
+        texts = docs[:300] + adversarial
+        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
+        for hmm in (True, False):
+            ref = []
+            for t in texts:
+                spans, at = [], 0
+                for w in jieba.cut(t, HMM=hmm):
+                    n = len(w.encode())
+                    spans.append("%d-%d" % (at, at + n))
+                    at += n
+                ref.append(" ".join(spans) + "\n")
+            p = subprocess.run([args.drv_jieba, args.model, str(int(hmm))],
+                               input=feed, stdout=subprocess.PIPE)
+            res.check("tok_jieba_cut spans %s" % ("hmm" if hmm else "no-hmm"),
+                      p.stdout if p.returncode == 0
+                      else b"exit %d" % p.returncode, "".join(ref).encode())
+
+    # 6. A user dictionary, loaded as jieba.load_userdict does (in a fresh
     # jieba instance, so the main one stays untouched).
     udict = os.path.join(TOP, "testdata/segment/userdict.txt")
     tk = jieba.Tokenizer()
@@ -199,7 +223,7 @@ def main():
                   run(args.segment, ["-f", "jsonl", "-U", udict] + flag,
                       path), ref)
 
-    # 6. json-pack: trans_to_json.py on segment's own output, and on text
+    # 7. json-pack: trans_to_json.py on segment's own output, and on text
     # with every kind of line end, blank-looking lines and escapes.
     if args.json_pack:
         seg = os.path.join(work, "cmrc.seg")
