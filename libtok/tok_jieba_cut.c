@@ -147,20 +147,21 @@ reserve(struct cut_scratch *s, size_t n)
     return 0;
 }
 
-/* FREQ.get(word) for cps[a..b): the node's freq, 0 if absent. */
-static int64_t
-word_freq(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
+/* Whether FREQ.get(word) > 0 for cps[a..b) (b > a): a word of positive
+ * frequency, which its edge's logf tells without a load of j->freq. */
+static bool
+is_word(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
 {
+    const struct tok_jedge *e = NULL;
     uint32_t node = 0;
 
     for (size_t i = a; i < b; i++) {
-        const struct tok_jedge *e = tok_jieba_edge(j, node, cps[i]);
-
+        e = tok_jieba_edge(j, node, cps[i]);
         if (e == NULL)
-            return 0;
+            return false;
         node = tok_jedge_child(e);
     }
-    return j->freq[node];
+    return !isnan(e->logf);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -316,7 +317,7 @@ flush_hmm(struct cut *c, size_t lo, size_t hi)
         return;
     if (hi - lo == 1) {
         emit(c, s->boff[lo], s->boff[hi]);
-    } else if (word_freq(c->j, s->cps, lo, hi) > 0) {
+    } else if (is_word(c->j, s->cps, lo, hi)) {
         for (size_t k = lo; k < hi; k++)
             emit(c, s->boff[k], s->boff[k + 1]);
     } else {
