@@ -346,8 +346,7 @@ prefetch_pair(const struct tok_jieba *j, const uint32_t *cps)
         return;
     node = tok_jedge_child(r);
     __builtin_prefetch(
-        &j->bloom[(tok_jedge_product(node, cps[1]) >> (64 - TOK_BLOOM_BITS)) >>
-                  6]);
+        &j->bloom[tok_bloom_word(tok_jedge_product(node, cps[1]))]);
     __builtin_prefetch(&j->edges[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
 }
 

@@ -26,7 +26,7 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 5u
+#define MODEL_VERSION 6u
 #define HEADER_SIZE   256u
 #define ROOT_N        0x10000u
 #define MIN_FLOAT     (-3.14e100)

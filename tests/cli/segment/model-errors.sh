@@ -25,7 +25,7 @@ echo "exit $?"
 python3 - "$TOOLS/jieba.model" <<'PY'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-struct.pack_into('<I', d, 232, 22)
+struct.pack_into('<I', d, 232, 23)
 open('filter.model', 'wb').write(d)
 PY
 echo 中文 | "$TOOLS/segment" -m filter.model
