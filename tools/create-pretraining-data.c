@@ -34,10 +34,13 @@ struct word {
     uint64_t hash;
 };
 
-/* A token's string, both halves in one place for the marking's window. */
-struct tok_text {
-    const char *s;
-    size_t len;
+/* What the marking reads of a token, per vocab id, in 16 bytes: its first
+ * code point if it holds a U+4E00..9FA5 (else 0), its length and its
+ * hash_bytes(), so a window of tokens is hashed one multiply a token. */
+struct mark_tok {
+    uint32_t cjk_first;
+    uint32_t len;
+    uint64_t hash;
 };
 
 /* The words of a sentence that start with code point cp: the longest, in
@@ -53,8 +56,6 @@ struct worker {
     struct tok_buf field;     /* the document text */
     struct tok_buf collapsed; /* after --max-repeated-len */
     struct tok_buf joined;    /* --cn-splited: the words joined */
-    char *window;             /* concatenated tokens being matched */
-    size_t window_cap;
     struct tok_encoding enc;
     struct tok_words words;
     struct word *wordv;
@@ -86,9 +87,10 @@ struct ctx {
     tok_id unk;
     /* per id of vocab: if the token has a U+4E00..9FA5, its first code
      * point, else 0 (one small array for the marking's every token) */
-    uint32_t *cjk_first;
-    struct tok_text *tok_text; /* per id of vocab: its token ("" if none) */
-    tok_id *cont_id;           /* per id of vocab: the id of "##" + token */
+    struct mark_tok *mark_tok;
+    const char **tok_s; /* per id of vocab: its token ("" if none) */
+    uint64_t *pow;      /* P^len for each token length (see hash_bytes) */
+    tok_id *cont_id;    /* per id of vocab: the id of "##" + token */
     size_t n_vocab_ids;
     struct worker *workers;
 };
@@ -313,14 +315,26 @@ first_code_point(const char *p, size_t len)
     }
 }
 
+/* The polynomial hash sum of p[i] * P^(n-1-i), modulo 2^64: the hash of
+ * a concatenation a b is hash(a) * P^len(b) + hash(b), so a window of
+ * tokens is hashed from each token's hash and power, without its bytes.
+ * Its low bits are poorly mixed: tables index by set_slot(). */
+#define HASH_P 0x100000001b3ull
+
 static uint64_t
 hash_bytes(const char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = 0;
 
     for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+        h = h * HASH_P + (unsigned char)p[i];
     return h;
+}
+
+static inline size_t
+set_slot(uint64_t h, size_t cap)
+{
+    return (size_t)((h * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
 /* True if t contains a code point in U+4E00..U+9FA5 (the marking rule's
@@ -403,7 +417,7 @@ build_set(struct worker *w)
         w->first[i].cp = UINT32_MAX;
     for (size_t i = 0; i < w->n_words; i++) {
         const struct word *x = &w->wordv[i];
-        size_t at = x->hash & (cap - 1);
+        size_t at = set_slot(x->hash, cap);
         bool dup = false;
         struct first *f;
         uint32_t cp;
@@ -449,16 +463,28 @@ longest_from(const struct worker *w, uint32_t cp, uint64_t *lens)
     return f->max;
 }
 
-/* Is p[0..len), whose hash_bytes() is h, a word of the sentence? */
+/* Is the concatenation of the tokens ids[0..n), len bytes whose
+ * hash_bytes() is h, a word of the sentence? */
 static bool
-in_set(const struct worker *w, const char *p, size_t len, uint64_t h)
+in_set(const struct ctx *c, const struct worker *w, const tok_id *ids, size_t n,
+       size_t len, uint64_t h)
 {
-    size_t at = h & (w->set_cap - 1);
+    size_t at = set_slot(h, w->set_cap);
 
     for (; w->set[at] >= 0; at = (at + 1) & (w->set_cap - 1)) {
         const struct word *x = &w->wordv[w->set[at]];
+        size_t off = 0, k = 0;
 
-        if (x->hash == h && x->len == len && same_bytes(x->p, p, len))
+        if (x->hash != h || x->len != len)
+            continue;
+        for (; k < n; k++) {
+            size_t tl = c->mark_tok[ids[k]].len;
+
+            if (!same_bytes(x->p + off, c->tok_s[ids[k]], tl))
+                break;
+            off += tl;
+        }
+        if (k == n)
             return true;
     }
     return false;
@@ -555,7 +581,6 @@ mark_whole_words(const struct ctx *c, struct worker *w)
     size_t n = w->enc.n, i = 0, m = 0;
     size_t ends[64], wlen;
     uint64_t hashes[64], h, lens = 0;
-    char *win;
 
     if (reserve_marked(w, n) < 0)
         return -1;
@@ -563,7 +588,8 @@ mark_whole_words(const struct ctx *c, struct worker *w)
         size_t max_l = n - i < c->max_word_len ? n - i : c->max_word_len;
         size_t l = 0, n_prefix = 0, limit;
 
-        uint32_t cp0 = c->cjk_first[ids[i]];
+        const struct mark_tok *t0 = &c->mark_tok[ids[i]];
+        uint32_t cp0 = t0->cjk_first;
 
         if (cp0 == 0) {
             w->marked[m++] = ids[i++];
@@ -574,37 +600,22 @@ mark_whole_words(const struct ctx *c, struct worker *w)
          * longer than the token, the window is the token alone, and none
          * is longer than the longest such word. */
         limit = longest_from(w, cp0, &lens);
-        if (limit <= c->tok_text[ids[i]].len) {
+        if (limit <= t0->len) {
             /* No word that starts here is longer than this token. */
             w->marked[m++] = ids[i++];
             continue;
         }
-        /* The window's text once; each shorter window is a prefix, and
-         * FNV-1a hashes a prefix on the way.  It holds at most limit
-         * bytes: room for them first, then plain copies. */
-        if (limit > w->window_cap) {
-            char *d = realloc(w->window, limit);
-
-            if (d == NULL)
-                return -1;
-            w->window = d;
-            w->window_cap = limit;
-        }
-        win = w->window;
+        /* The hash of each window from i, longer by a token each time,
+         * while no longer than the longest word. */
         wlen = 0;
-        h = 0xcbf29ce484222325ull;
+        h = 0;
         for (size_t k = 0; k < max_l; k++) {
-            const struct tok_text *tt = &c->tok_text[ids[i + k]];
+            const struct mark_tok *tt = &c->mark_tok[ids[i + k]];
 
             if (wlen + tt->len > limit)
                 break; /* no word is that long */
-            for (size_t b = 0; b < tt->len; b++) {
-                unsigned char ch = (unsigned char)tt->s[b];
-
-                win[wlen + b] = (char)ch;
-                h = (h ^ ch) * 0x100000001b3ull;
-            }
             wlen += tt->len;
+            h = h * c->pow[tt->len] + tt->hash;
             ends[k] = wlen;
             hashes[k] = h;
             n_prefix = k + 1;
@@ -616,7 +627,7 @@ mark_whole_words(const struct ctx *c, struct worker *w)
             size_t len = ends[l - 1];
 
             if ((lens >> (len < 63 ? len : 63)) & 1 &&
-                in_set(w, win, len, hashes[l - 1]))
+                in_set(c, w, ids + i, l, len, hashes[l - 1]))
                 break;
         }
         if (l == 0)
@@ -917,24 +928,32 @@ prepare_marks(struct ctx *c)
     size_t n = tok_vocab_n_ids(c->vocab);
 
     c->n_vocab_ids = n;
-    c->cjk_first = calloc(n ? n : 1, sizeof(*c->cjk_first));
+    size_t max_len = 0;
+
+    c->mark_tok = calloc(n ? n : 1, sizeof(*c->mark_tok));
     c->cont_id = malloc((n ? n : 1) * sizeof(*c->cont_id));
-    c->tok_text = calloc(n ? n : 1, sizeof(*c->tok_text));
-    if (c->cjk_first == NULL || c->cont_id == NULL || c->tok_text == NULL)
+    c->tok_s = calloc(n ? n : 1, sizeof(*c->tok_s));
+    if (c->mark_tok == NULL || c->cont_id == NULL || c->tok_s == NULL)
         err(1, NULL);
     for (size_t id = 0; id < n; id++) {
         size_t len;
         const char *t = tok_vocab_token(c->vocab, (tok_id)id, &len);
         char buf[256], *cont = buf;
+        struct mark_tok *mt = &c->mark_tok[id];
         tok_id k;
 
         c->cont_id[id] = c->unk;
-        c->tok_text[id].s = t ? t : "";
-        c->tok_text[id].len = t ? len : 0;
+        c->tok_s[id] = t ? t : "";
         if (t == NULL)
             continue;
-        if (has_cjk(t, len) && tok_utf8_decode(t, len, &c->cjk_first[id]) == 0)
-            c->cjk_first[id] = 0; /* cannot be: the vocab is valid UTF-8 */
+        if (len > UINT32_MAX)
+            errx(1, "a token of the vocab is too long");
+        mt->len = (uint32_t)len;
+        mt->hash = hash_bytes(t, len);
+        if (len > max_len)
+            max_len = len;
+        if (has_cjk(t, len) && tok_utf8_decode(t, len, &mt->cjk_first) == 0)
+            mt->cjk_first = 0; /* cannot be: the vocab is valid UTF-8 */
         /* "##" + token, on the stack unless it is a long one */
         if (len + 2 > sizeof(buf) && (cont = malloc(len + 2)) == NULL)
             err(1, NULL);
@@ -946,6 +965,12 @@ prepare_marks(struct ctx *c)
         if (cont != buf)
             free(cont);
     }
+    c->pow = malloc((max_len + 1) * sizeof(*c->pow));
+    if (c->pow == NULL)
+        err(1, NULL);
+    c->pow[0] = 1;
+    for (size_t l = 1; l <= max_len; l++)
+        c->pow[l] = c->pow[l - 1] * HASH_P;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1316,7 +1341,6 @@ main(int argc, char **argv)
         tok_buf_release(&w->field);
         tok_buf_release(&w->collapsed);
         tok_buf_release(&w->joined);
-        free(w->window);
         tok_encoding_release(&w->enc);
         tok_words_release(&w->words);
         free(w->wordv);
@@ -1328,9 +1352,10 @@ main(int argc, char **argv)
     }
     cli_files_release(&files);
     free(c.workers);
-    free(c.cjk_first);
+    free(c.mark_tok);
+    free(c.pow);
     free(c.cont_id);
-    free(c.tok_text);
+    free(c.tok_s);
     free(model_alloc);
     tok_jieba_close(jieba);
     tok_tokenizer_free(tok);
