@@ -323,9 +323,13 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
         return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
     p = tok_jedge_product(node, cp);
     m = tok_bloom_mask(p);
+    i = tok_jedge_hash(node, cp) & j->edge_mask;
+    /* The slot's line is fetched while the filter is read: a hit then
+     * waits for the slower of the two loads, not for both in turn (the
+     * filter's verdict is a coin toss the branch predictor cannot call). */
+    __builtin_prefetch(&j->edges[i]);
     if ((j->bloom[tok_bloom_word(p)] & m) != m)
         return NULL;
-    i = tok_jedge_hash(node, cp) & j->edge_mask;
     for (;;) {
         const struct tok_jedge *e = &j->edges[i];
 
