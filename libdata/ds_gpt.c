@@ -937,6 +937,31 @@ prefetch_group(const struct ds_gpt *g, const struct ds_dataset *d,
     return 0;
 }
 
+/* Prefetch every token of sample i (its indices already loaded by
+ * prefetch_group): the part in each document it spans, so its copy finds
+ * its 2 KB in the cache instead of waiting for the hardware prefetcher to
+ * find each range. */
+static void
+prefetch_window(const struct ds_gpt *g, const struct ds_dataset *d, uint64_t i)
+{
+    uint64_t j = g->shuffle_idx[i];
+    int32_t p0 = g->sample_idx[2 * j], o0 = g->sample_idx[2 * j + 1];
+    int32_t p1 = g->sample_idx[2 * j + 2], o1 = g->sample_idx[2 * j + 3];
+
+    for (int32_t p = p0; p <= p1; p++) {
+        uint64_t item = (uint64_t)g->doc_idx[p];
+        uint64_t from = p == p0 ? (uint64_t)o0 : 0;
+        uint64_t to = p == p1 ? (uint64_t)o1 + 1 : ds_sentence_len(d, item);
+
+        if (to > from)
+            ds_prefetch_tokens(d, ds_sentence_start(d, item) + from,
+                               (size_t)(to - from));
+    }
+}
+
+/* How many samples ahead of the copy a window is prefetched. */
+#define GPT_WINDOW_AHEAD 4
+
 int
 ds_gpt_samples(const struct ds_gpt *g, const struct ds_dataset *d,
                const uint64_t *idx, size_t n, int32_t *tokens,
@@ -947,6 +972,9 @@ ds_gpt_samples(const struct ds_gpt *g, const struct ds_dataset *d,
     /* While one group is copied, the next one's loads are in flight. */
     if (n > 0)
         prefetch_group(g, d, idx, n < GPT_GROUP ? n : GPT_GROUP, 128);
+    for (size_t k = 0; k < n && k < GPT_WINDOW_AHEAD; k++)
+        if (idx[k] < g->n_samples)
+            prefetch_window(g, d, idx[k]);
     for (size_t base = 0; base < n; base += GPT_GROUP) {
         size_t m = n - base < GPT_GROUP ? n - base : GPT_GROUP;
         size_t next = base + GPT_GROUP;
@@ -955,9 +983,13 @@ ds_gpt_samples(const struct ds_gpt *g, const struct ds_dataset *d,
             prefetch_group(g, d, idx + next,
                            n - next < GPT_GROUP ? n - next : GPT_GROUP, 128);
         for (size_t k = 0; k < m; k++) {
-            int rc = ds_gpt_sample(g, d, idx[base + k],
-                                   tokens + (base + k) * row, err);
+            size_t ahead = base + k + GPT_WINDOW_AHEAD;
+            int rc;
 
+            if (ahead < n && idx[ahead] < g->n_samples)
+                prefetch_window(g, d, idx[ahead]);
+            rc = ds_gpt_sample(g, d, idx[base + k], tokens + (base + k) * row,
+                               err);
             if (rc < 0)
                 return rc;
         }
