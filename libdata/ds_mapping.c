@@ -165,36 +165,63 @@ rows_put(struct rows *r, uint64_t a, uint64_t b, uint64_t c)
     r->n++;
 }
 
-/* Fisher-Yates with std::mt19937_64(seed + 1), as helpers.cpp. */
+/* Swap rows a and b of r. */
+static inline void
+rows_swap(struct rows *r, uint64_t a, uint64_t b)
+{
+    if (r->wide) {
+        uint64_t *x = (uint64_t *)r->p + 3 * a, *y = (uint64_t *)r->p + 3 * b;
+
+        for (int k = 0; k < 3; k++) {
+            uint64_t t = x[k];
+
+            x[k] = y[k], y[k] = t;
+        }
+    } else {
+        uint32_t *x = (uint32_t *)r->p + 3 * a, *y = (uint32_t *)r->p + 3 * b;
+
+        for (int k = 0; k < 3; k++) {
+            uint32_t t = x[k];
+
+            x[k] = y[k], y[k] = t;
+        }
+    }
+}
+
+/* How many swaps ahead of the one being made their partners are drawn
+ * and prefetched: each swap's partner is a random row of the whole array,
+ * a cache miss, and the draws do not depend on the rows. */
+#define SHUFFLE_AHEAD 16
+
+/* Fisher-Yates with std::mt19937_64(seed + 1), as helpers.cpp: for i from
+ * n - 1 down to 1, swap rows i and (draw % (i + 1)), the draws in that
+ * order. */
 static void
 rows_shuffle(struct rows *r, int32_t seed)
 {
     struct ds_mt64 g;
+    uint64_t ahead[SHUFFLE_AHEAD];
+    size_t item = r->wide ? 24 : 12;
+    uint64_t drawn;
 
+    if (r->n < 2)
+        return;
     /* seed + 1 is an int, converted to the generator's uint64. */
     ds_mt64_init(&g, (uint64_t)((int64_t)seed + 1));
-    for (uint64_t i = r->n ? r->n - 1 : 0; i > 0; i--) {
-        uint64_t j = ds_mt64_next(&g) % (i + 1);
+    /* ahead[i % SHUFFLE_AHEAD] holds the partner of row i, for the rows
+     * from i down to drawn + 1 (drawn: the next row to draw for). */
+    drawn = r->n - 1;
+    for (uint64_t i = r->n - 1; i > 0; i--) {
+        uint64_t j;
 
-        if (r->wide) {
-            uint64_t *a = (uint64_t *)r->p + 3 * i,
-                     *b = (uint64_t *)r->p + 3 * j;
+        for (; drawn > 0 && drawn + SHUFFLE_AHEAD > i; drawn--) {
+            uint64_t d = ds_mt64_next(&g) % (drawn + 1);
 
-            for (int k = 0; k < 3; k++) {
-                uint64_t t = a[k];
-
-                a[k] = b[k], b[k] = t;
-            }
-        } else {
-            uint32_t *a = (uint32_t *)r->p + 3 * i,
-                     *b = (uint32_t *)r->p + 3 * j;
-
-            for (int k = 0; k < 3; k++) {
-                uint32_t t = a[k];
-
-                a[k] = b[k], b[k] = t;
-            }
+            ahead[drawn % SHUFFLE_AHEAD] = d;
+            __builtin_prefetch((char *)r->p + d * item, 1);
         }
+        j = ahead[i % SHUFFLE_AHEAD];
+        rows_swap(r, i, j);
     }
 }
 
