@@ -24,17 +24,29 @@ ds_mt32_init(struct ds_mt32 *g, uint32_t seed)
     g->pos = MT_N;
 }
 
+/* One element of the twist: from mt[i], mt[i + 1] and mt[i + M] (indices
+ * modulo N). */
+static inline uint32_t
+mt32_mix(uint32_t a, uint32_t b, uint32_t m)
+{
+    uint32_t y = (a & 0x80000000u) | (b & 0x7fffffffu);
+
+    return m ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908b0dfu);
+}
+
+/* The twist in three loops without wrap-around indices, so the compiler
+ * vectorizes the first two (it did not with the indices taken modulo N). */
 static void
 mt32_twist(struct ds_mt32 *g)
 {
     uint32_t *mt = g->mt;
     unsigned i;
 
-    for (i = 0; i < MT_N; i++) {
-        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % MT_N] & 0x7fffffffu);
-
-        mt[i] = mt[(i + MT_M) % MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0);
-    }
+    for (i = 0; i < MT_N - MT_M; i++)
+        mt[i] = mt32_mix(mt[i], mt[i + 1], mt[i + MT_M]);
+    for (; i < MT_N - 1; i++)
+        mt[i] = mt32_mix(mt[i], mt[i + 1], mt[i + MT_M - MT_N]);
+    mt[MT_N - 1] = mt32_mix(mt[MT_N - 1], mt[0], mt[MT_M - 1]);
     g->pos = 0;
 }
 
@@ -63,18 +75,25 @@ ds_mt64_init(struct ds_mt64 *g, uint64_t seed)
     g->pos = MT64_N;
 }
 
+static inline uint64_t
+mt64_mix(uint64_t a, uint64_t b, uint64_t m)
+{
+    uint64_t y = (a & 0xffffffff80000000ull) | (b & 0x7fffffffull);
+
+    return m ^ (y >> 1) ^ ((0ull - (y & 1u)) & 0xb5026f5aa96619e9ull);
+}
+
 static void
 mt64_twist(struct ds_mt64 *g)
 {
     uint64_t *mt = g->mt;
+    unsigned i;
 
-    for (unsigned i = 0; i < MT64_N; i++) {
-        uint64_t y = (mt[i] & 0xffffffff80000000ull) |
-                     (mt[(i + 1) % MT64_N] & 0x7fffffffull);
-
-        mt[i] = mt[(i + MT64_M) % MT64_N] ^ (y >> 1) ^
-                ((y & 1u) ? 0xb5026f5aa96619e9ull : 0);
-    }
+    for (i = 0; i < MT64_N - MT64_M; i++)
+        mt[i] = mt64_mix(mt[i], mt[i + 1], mt[i + MT64_M]);
+    for (; i < MT64_N - 1; i++)
+        mt[i] = mt64_mix(mt[i], mt[i + 1], mt[i + MT64_M - MT64_N]);
+    mt[MT64_N - 1] = mt64_mix(mt[MT64_N - 1], mt[0], mt[MT64_M - 1]);
     g->pos = 0;
 }
 
