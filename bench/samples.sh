@@ -48,6 +48,12 @@ corpus=$("$DRV" repeat "$work/cmrc" "$work/big" 100000000)
 map_c=$("$DRV" mapping "$work/big" "$MNS" 509 0.1 1234)
 ernie_c=$("$DRV" ernie "$work/big" "$VOCAB" 200000 2> /dev/null)
 gpt_c=$("$DRV" gpt "$work/big" 200000 1024 2> /dev/null)
+# What this machine allows at least: a GPT window's copy alone (random
+# places of the same mapped tokens, prefetched, no index) and the
+# mapping's shuffle alone (the same number of 12-byte rows, prefetched
+# partners, a xorshift generator instead of MT19937-64).
+win_floor=$("$DRV" window-floor "$work/big" 200000 1024 2> /dev/null)
+shuf_floor=$("$DRV" shuffle-floor "$(echo "$map_c" | awk '{print $2}')" 2> /dev/null)
 
 # Python side: "seconds count" per line: mapping, ERNIE, GPT.
 py=$($VENV/bin/python - "$work/big" "$VOCAB" "$MNS" "$work" <<'PY'
@@ -121,3 +127,9 @@ echo "$gpt_c $(echo "$py" | sed -n 3p)" | awk '{
     a = $2 / $1; b = $4 / $3;
     printf "| GPT samples/s per core, seq_len 1024 (micro-batches of 32) | %.0f | %.0f (causal_dataset.GPTDataset.__getitem__) | %.0fx | 50x |\n",
         a, b, a / b }'
+echo
+echo "$win_floor $(echo "$py" | sed -n 3p)" | awk '{
+    a = $2 / $1; b = $4 / $3;
+    printf "Floor: the copy alone of 1025-token windows at random places: %.0f/s (%.0fx the GPT peer)\n", a, a / b }'
+echo "$shuf_floor $(echo "$py" | sed -n 1p)" | awk '{
+    printf "Floor: the shuffle alone of %d rows: %.3f s (tool_helpers takes %.1fx that for the whole build)\n", $2, $1, $3 / $1 }'

@@ -9,6 +9,15 @@
  *   drv_bench ernie PREFIX VOCAB N        N ERNIE samples (seq 512) over
  *                                         the mapping of PREFIX
  *   drv_bench gpt PREFIX N SEQ_LEN        N GPT samples of SEQ_LEN + 1
+ *   drv_bench window-floor PREFIX N SEQ_LEN   the copy alone: N windows
+ *                                         of SEQ_LEN + 1 uint16 tokens at
+ *                                         random places of PREFIX's mapped
+ *                                         tokens widened to int32, each
+ *                                         prefetched 4 ahead; no index
+ *   drv_bench shuffle-floor ROWS          the swaps alone: Fisher-Yates
+ *                                         over ROWS 12-byte rows with a
+ *                                         xorshift generator, partners
+ *                                         drawn and prefetched 16 ahead
  *
  * Each timing mode prints "seconds count" on stdout (count: mapping rows,
  * or samples built) and a check value on stderr.
@@ -260,6 +269,84 @@ gpt(char **argv)
     return 0;
 }
 
+/* What a GPT sample costs at least on this machine: its window's copy
+ * from the page cache, without the index lookups of a real sample. */
+static int
+window_floor(char **argv)
+{
+    struct ds_dataset *d = open_ds(argv[0]);
+    uint64_t n = strtoull(argv[1], NULL, 10), check = 0,
+             x = 88172645463325252ull;
+    size_t row = (size_t)strtoul(argv[2], NULL, 10) + 1, ahead = 4;
+    uint64_t span = ds_dataset_n_tokens(d), *at;
+    const uint16_t *tok = ds_dataset_tokens(d);
+    int32_t *win = (int32_t *)malloc(BATCH * row * sizeof(*win));
+    double t0;
+
+    if (ds_dataset_dtype(d) != DS_DTYPE_UINT16 || span <= row) {
+        fprintf(stderr, "drv_bench: window-floor wants uint16 tokens\n");
+        return 1;
+    }
+    at = (uint64_t *)malloc((size_t)n * sizeof(*at));
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        at[i] = x % (span - row);
+    }
+    t0 = now();
+    for (uint64_t i = 0; i < n; i++) {
+        int32_t *w = win + (i % BATCH) * row;
+
+        if (i + ahead < n)
+            for (size_t b = 0; b < row * 2; b += 64)
+                __builtin_prefetch((const char *)(tok + at[i + ahead]) + b);
+        /* ds_read_tokens' own widening, through the library */
+        if (ds_read_tokens(d, at[i], row, w, NULL) < 0)
+            return 1;
+        check += (uint64_t)w[i % row];
+    }
+    printf("%.6f %llu\n", now() - t0, (unsigned long long)n);
+    fprintf(stderr, "check %llu\n", (unsigned long long)check);
+    free(at);
+    free(win);
+    ds_close(d);
+    return 0;
+}
+
+/* What the mapping's final shuffle costs at least: its swaps over rows of
+ * the same size with prefetched partners and the cheapest generator. */
+static int
+shuffle_floor(char **argv)
+{
+    uint64_t n = strtoull(argv[0], NULL, 10), x = 88172645463325252ull;
+    uint32_t *r = (uint32_t *)malloc((size_t)n * 12);
+    uint64_t ahead[16], drawn;
+    double t0;
+
+    for (uint64_t i = 0; i < 3 * n; i++)
+        r[i] = (uint32_t)i;
+    t0 = now();
+    drawn = n - 1;
+    for (uint64_t i = n - 1; i > 0; i--) {
+        uint32_t *a, *b;
+
+        for (; drawn > 0 && drawn + 16 > i; drawn--) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            ahead[drawn % 16] = x % (drawn + 1);
+            __builtin_prefetch(r + 3 * ahead[drawn % 16], 1);
+        }
+        a = r + 3 * i, b = r + 3 * ahead[i % 16];
+        for (int k = 0; k < 3; k++) {
+            uint32_t t = a[k];
+
+            a[k] = b[k], b[k] = t;
+        }
+    }
+    printf("%.6f %llu\n", now() - t0, (unsigned long long)n);
+    fprintf(stderr, "check %u\n", r[n / 2]);
+    free(r);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -271,8 +358,13 @@ main(int argc, char **argv)
         return ernie(argv + 2);
     if (argc == 5 && strcmp(argv[1], "gpt") == 0)
         return gpt(argv + 2);
+    if (argc == 5 && strcmp(argv[1], "window-floor") == 0)
+        return window_floor(argv + 2);
+    if (argc == 3 && strcmp(argv[1], "shuffle-floor") == 0)
+        return shuffle_floor(argv + 2);
     fprintf(stderr, "usage: drv_bench repeat SRC OUT MIN_TOKENS | mapping "
                     "PREFIX MNS L SSP SEED | ernie PREFIX VOCAB N | gpt "
-                    "PREFIX N SEQ_LEN\n");
+                    "PREFIX N SEQ_LEN | window-floor PREFIX N SEQ_LEN | "
+                    "shuffle-floor ROWS\n");
     return 2;
 }
