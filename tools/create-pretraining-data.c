@@ -297,6 +297,13 @@ same_bytes(const char *a, const char *b, size_t n)
     return true;
 }
 
+/* The bytes of the UTF-8 sequence that lead byte c starts (valid UTF-8). */
+static inline size_t
+utf8_lead_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
 /* The first code point of p[0..len) (valid UTF-8, len >= 1). */
 static inline uint32_t
 first_code_point(const char *p, size_t len)
@@ -373,7 +380,6 @@ add_word(struct worker *w, const char *p, size_t len)
     }
     w->wordv[w->n_words].p = p;
     w->wordv[w->n_words].len = len;
-    w->wordv[w->n_words].hash = hash_bytes(p, len);
     w->n_words++;
     return 0;
 }
@@ -416,14 +422,22 @@ build_set(struct worker *w)
     for (size_t i = 0; i < cap; i++)
         w->first[i].cp = UINT32_MAX;
     for (size_t i = 0; i < w->n_words; i++) {
-        const struct word *x = &w->wordv[i];
-        size_t at = set_slot(x->hash, cap);
+        struct word *x = &w->wordv[i];
+        size_t at;
         bool dup = false;
         struct first *f;
         uint32_t cp;
 
-        /* A word seen before is not added again: a sentence repeats 的 and
-         * ， dozens of times, and equal keys would make one long chain. */
+        /* A word of one character never equals a window of two tokens or
+         * more (each token holds at least one whole character), and a
+         * window of one token needs no lookup: only longer words enter
+         * the set.  That leaves out most repeats (的, ，) of a sentence. */
+        if (x->len == 0 || x->len <= utf8_lead_len((unsigned char)x->p[0]))
+            continue;
+        x->hash = hash_bytes(x->p, x->len);
+        at = set_slot(x->hash, cap);
+        /* A word seen before is not added again: equal keys would make
+         * one long chain. */
         for (; w->set[at] >= 0 && !dup; at = (at + 1) & (cap - 1)) {
             const struct word *y = &w->wordv[w->set[at]];
 
@@ -433,7 +447,7 @@ build_set(struct worker *w)
         if (dup)
             continue;
         w->set[at] = (int32_t)i;
-        if (x->len == 0 || (cp = first_code_point(x->p, x->len)) == UINT32_MAX)
+        if ((cp = first_code_point(x->p, x->len)) == UINT32_MAX)
             continue;
         f = first_slot(w->first, cap, cp);
         if (f->cp != cp) {
