@@ -325,7 +325,8 @@ first_code_point(const char *p, size_t len)
 /* The polynomial hash sum of p[i] * P^(n-1-i), modulo 2^64: the hash of
  * a concatenation a b is hash(a) * P^len(b) + hash(b), so a window of
  * tokens is hashed from each token's hash and power, without its bytes.
- * Its low bits are poorly mixed: tables index by set_slot(). */
+ * Its low bits are poorly mixed (as a code point's are): the sentence's
+ * tables index by set_slot(). */
 #define HASH_P 0x100000001b3ull
 
 static uint64_t
@@ -389,9 +390,7 @@ add_word(struct worker *w, const char *p, size_t len)
 static struct first *
 first_slot(struct first *t, size_t cap, uint32_t cp)
 {
-    /* The product's middle bits: its low ones are the code point's. */
-    size_t at =
-        (size_t)(((uint64_t)cp * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+    size_t at = set_slot(cp, cap);
 
     while (t[at].cp != UINT32_MAX && t[at].cp != cp)
         at = (at + 1) & (cap - 1);
