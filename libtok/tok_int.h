@@ -255,6 +255,7 @@ struct tok_jieba {
     size_t n_nodes, cap_nodes;
     struct tok_jedge *edges;
     size_t edge_mask, n_edges;
+    size_t max_probe; /* no search reads more slots (a bound, for a bad file) */
     struct tok_jedge *root; /* the root's children for BMP code points */
     uint64_t *bloom;        /* the edge filter, stored in the model */
     const double *emit; /* [TOK_EMIT_N][4], MIN_FLOAT where jieba has none */
@@ -330,7 +331,7 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
     __builtin_prefetch(&j->edges[i]);
     if ((j->bloom[tok_bloom_word(p)] & m) != m)
         return NULL;
-    for (;;) {
+    for (size_t left = j->max_probe; left > 0; left--) {
         const struct tok_jedge *e = &j->edges[i];
 
         if (!(e->key & TOK_JEDGE_USED))
@@ -339,6 +340,8 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
             return e;
         i = (i + 1) & j->edge_mask;
     }
+    return NULL; /* only in a damaged table: a valid one has an empty slot
+                  * within max_probe of every start */
 }
 
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);

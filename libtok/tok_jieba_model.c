@@ -26,7 +26,7 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 6u
+#define MODEL_VERSION 7u
 #define HEADER_SIZE   256u
 #define ROOT_N        0x10000u
 #define MIN_FLOAT     (-3.14e100)
@@ -73,6 +73,7 @@ edges_resize(struct tok_jieba *j, size_t slots)
         return TOK_ENOMEM;
     j->edges = e;
     j->edge_mask = slots - 1;
+    j->max_probe = slots; /* kept at most half full: every search ends */
     for (size_t k = 0; k < old_n; k++) {
         size_t i;
 
@@ -645,6 +646,27 @@ model_size(size_t n_nodes, size_t slots, size_t sec[N_SEC])
            sec[SEC_ROOT] + sec[SEC_EMIT];
 }
 
+/* The most slots any search of a table reads: the longest run of slots in
+ * use (cyclically) plus the empty slot that ends it.  The table has an
+ * empty slot (it is at most half full). */
+static size_t
+longest_probe(const struct tok_jedge *e, size_t slots)
+{
+    size_t first = 0, run = 0, longest = 0;
+
+    while (e[first].key & TOK_JEDGE_USED)
+        first++;
+    for (size_t k = 1; k <= slots; k++) {
+        if (e[(first + k) & (slots - 1)].key & TOK_JEDGE_USED) {
+            if (++run > longest)
+                longest = run;
+        } else {
+            run = 0;
+        }
+    }
+    return longest + 1;
+}
+
 int
 tok_jieba_compile(const char *dict_path, const char *hmm_dir,
                   const char *out_path, struct tok_err *err)
@@ -682,6 +704,7 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
     }
 
     total_size = model_size(j->n_nodes, j->edge_mask + 1, sec);
+    j->max_probe = longest_probe(j->edges, j->edge_mask + 1);
     memset(h, 0, sizeof(h));
     memcpy(h, MODEL_MAGIC, 8);
     put32(h, 8, MODEL_VERSION);
@@ -697,6 +720,7 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
     put32(h, 220, TOK_EMIT_N);
     put64(h, 224, total_size);
     put32(h, 232, TOK_BLOOM_BITS);
+    put32(h, 236, (uint32_t)j->max_probe);
 
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -783,7 +807,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     }
     j->map_len = (size_t)st.st_size;
     j->map =
-        mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (j->map == MAP_FAILED) {
         j->map = NULL;
@@ -809,7 +833,8 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
         (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
         get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
         get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0 ||
-        get32(h, 232) != TOK_BLOOM_BITS) {
+        get32(h, 232) != TOK_BLOOM_BITS || get32(h, 236) == 0 ||
+        get32(h, 236) > slots) {
         rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header", path);
         goto fail;
     }
@@ -838,47 +863,13 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
     j->root = (struct tok_jedge *)((char *)j->map + off);
     off += sec[SEC_ROOT];
     j->emit = (const double *)((const char *)j->map + off);
-    /* Every node id stored in the file must be in range. */
-    for (size_t i = 0; i < ROOT_N; i++)
-        if ((j->root[i].key & TOK_JEDGE_USED) &&
-            (tok_jedge_child(&j->root[i]) >= n_nodes ||
-             tok_jedge_child(&j->root[i]) == 0))
-            goto corrupt;
-    {
-        /* The used slots must be exactly n_edges (< slots), so every probe
-         * sequence meets an empty slot and ends. */
-        size_t used = 0;
-        uint64_t bad = 0;
-
-        /* No branch a slot: this pass is most of the cost of opening. */
-        for (size_t i = 0; i < slots; i++) {
-            uint64_t key = j->edges[i].key, u = key >> 63;
-            uint64_t parent = (key >> 21) & TOK_JNODE_MAX;
-            uint64_t child = (key >> 42) & TOK_JNODE_MAX;
-
-            used += u;
-            bad |= u & ((uint64_t)(parent >= n_nodes) |
-                        (uint64_t)(child >= n_nodes) | (uint64_t)(child == 0) |
-                        (uint64_t)((key & 0x1FFFFF) > 0x10FFFF));
-        }
-        if (bad)
-            goto corrupt;
-        if (used != j->n_edges) {
-            rc = tok_err_set(err, TOK_EFORMAT,
-                             "model '%s': %zu edges in use, header says %zu",
-                             path, used, j->n_edges);
-            goto fail;
-        }
-    }
+    j->max_probe = get32(h, 236);
     j->logtotal = log((double)j->total);
     rc = compile_regexes(j, err);
     if (rc < 0)
         goto fail;
     *out = j;
     return 0;
-corrupt:
-    rc =
-        tok_err_set(err, TOK_EFORMAT, "model '%s': node id out of range", path);
 fail:
     j->freq = NULL;
     j->edges = NULL;
@@ -892,16 +883,64 @@ fail:
 /* User dictionaries                                                         */
 
 /* Copy the mapped arrays to the heap, so words can be added. */
+/* Whether the node ids and the count of slots in use of a mapped model
+ * are what a valid file has.  The segmenter never needs this (a node id
+ * is only ever hashed, and searches are bounded by max_probe, so a damaged
+ * table gives wrong words but cannot crash or hang it); adding words does,
+ * since it indexes freq by node id and needs an empty slot to end each
+ * search.  One pass over the 16 MB table: done only then, not at open. */
 static int
-make_private(struct tok_jieba *j)
+check_node_ids(const struct tok_jieba *j, const char *dict_path,
+               struct tok_err *err)
+{
+    size_t used = 0, slots = j->edge_mask + 1, n_nodes = j->n_nodes;
+    uint64_t bad = 0;
+
+    for (size_t i = 0; i < ROOT_N; i++) {
+        uint64_t key = j->root[i].key, child = (key >> 42) & TOK_JNODE_MAX;
+
+        bad |= (key >> 63) &
+               ((uint64_t)(child >= n_nodes) | (uint64_t)(child == 0));
+    }
+    /* No branch a slot. */
+    for (size_t i = 0; i < slots; i++) {
+        uint64_t key = j->edges[i].key, u = key >> 63;
+        uint64_t parent = (key >> 21) & TOK_JNODE_MAX;
+        uint64_t child = (key >> 42) & TOK_JNODE_MAX;
+
+        used += u;
+        bad |= u & ((uint64_t)(parent >= n_nodes) |
+                    (uint64_t)(child >= n_nodes) | (uint64_t)(child == 0) |
+                    (uint64_t)((key & 0x1FFFFF) > 0x10FFFF));
+    }
+    if (bad)
+        return tok_err_set(err, TOK_EFORMAT,
+                           "cannot load user dictionary '%s': the model is "
+                           "damaged (node id out of range)",
+                           dict_path);
+    if (used != j->n_edges)
+        return tok_err_set(err, TOK_EFORMAT,
+                           "cannot load user dictionary '%s': the model is "
+                           "damaged (%zu edges in use, header says %zu)",
+                           dict_path, used, j->n_edges);
+    return 0;
+}
+
+/* Copy the mapped arrays to the heap, so words can be added (after
+ * checking what adding words relies on: see check_node_ids). */
+static int
+make_private(struct tok_jieba *j, const char *dict_path, struct tok_err *err)
 {
     int64_t *f;
     struct tok_jedge *root, *e;
     uint64_t *bloom;
     size_t slots = j->edge_mask + 1;
+    int rc;
 
     if (j->heap)
         return 0;
+    if ((rc = check_node_ids(j, dict_path, err)) < 0)
+        return rc;
     f = malloc(j->n_nodes * sizeof(*f));
     root = malloc(ROOT_N * sizeof(*root));
     e = malloc(slots * sizeof(*e));
@@ -911,7 +950,7 @@ make_private(struct tok_jieba *j)
         free(root);
         free(e);
         free(bloom);
-        return TOK_ENOMEM;
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
     memcpy(f, j->freq, j->n_nodes * sizeof(*f));
     memcpy(root, j->root, ROOT_N * sizeof(*root));
@@ -922,6 +961,7 @@ make_private(struct tok_jieba *j)
     j->edges = e;
     j->bloom = bloom;
     j->cap_nodes = j->n_nodes;
+    j->max_probe = slots; /* n_edges < slots: every search ends */
     j->heap = true;
     return 0;
 }
@@ -977,9 +1017,9 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
 
     if (rc < 0)
         return rc;
-    if (make_private(j) < 0) {
+    if ((rc = make_private(j, path, err)) < 0) {
         free(data);
-        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+        return rc;
     }
     p = data;
     end = data + len;

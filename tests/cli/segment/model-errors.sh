@@ -8,7 +8,7 @@ echo "exit $?"
 head -c 1000000 "$TOOLS/jieba.model" > cut.model
 echo 中文 | "$TOOLS/segment" -m cut.model
 echo "exit $?"
-# Every edge slot marked used: rejected, so no lookup can loop forever.
+# Every edge slot marked used, none left empty to end a search.
 python3 - "$TOOLS/jieba.model" <<'PY'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
@@ -19,8 +19,47 @@ for i in range(slots):
         struct.pack_into('<Q', d, off + 16 * i, 1 << 63 | 1 << 42 | 1 << 21 | 0x41)
 open('full.model', 'wb').write(d)
 PY
-echo 中文 | "$TOOLS/segment" -m full.model
+# The table is not read whole when a model is opened: segmenting with it
+# ends (no search reads more than the header's max_probe slots), with
+# words that are not jieba's ...
+echo 中文 | timeout 60 "$TOOLS/segment" -m full.model > /dev/null
 echo "exit $?"
+# ... and adding words, which needs a sound table, refuses it.
+printf '杭研大厦 20\n' > u.txt
+echo 中文 | "$TOOLS/segment" -m full.model -U u.txt
+echo "exit $?"
+# A child id out of range: the same.
+python3 - "$TOOLS/jieba.model" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+n_nodes, slots = struct.unpack_from('<QQ', d, 16)
+off = 256 + 8 * n_nodes
+for i in range(slots):
+    k = struct.unpack_from('<Q', d, off + 16 * i)[0]
+    if k >> 63:
+        k = (k & ~(0x1FFFFF << 42)) | (n_nodes << 42)
+        struct.pack_into('<Q', d, off + 16 * i, k)
+        break
+open('child.model', 'wb').write(d)
+PY
+echo 中文 | "$TOOLS/segment" -m child.model
+echo "exit $?"
+echo 中文 | "$TOOLS/segment" -m child.model -U u.txt
+echo "exit $?"
+# A probe bound of 0, or above the number of slots: a corrupt header.
+python3 - "$TOOLS/jieba.model" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+slots = struct.unpack_from('<Q', d, 24)[0]
+struct.pack_into('<I', d, 236, 0)
+open('probe0.model', 'wb').write(d)
+struct.pack_into('<I', d, 236, slots + 1)
+open('probe1.model', 'wb').write(d)
+PY
+for m in probe0 probe1; do
+    echo 中文 | "$TOOLS/segment" -m $m.model
+    echo "exit $?"
+done
 # A filter of another size than the reader's: a corrupt header.
 python3 - "$TOOLS/jieba.model" <<'PY'
 import struct, sys
