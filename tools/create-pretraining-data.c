@@ -31,25 +31,37 @@ enum splitter { SPLIT_NONE, SPLIT_NEWLINE, SPLIT_ICU };
 struct word {
     const char *p;
     size_t len;
-    uint64_t hash;
+    uint64_t hash; /* hash_bytes(), on the hashed path only */
+    int32_t next;  /* the next candidate of its first code point, or -1 */
 };
 
 /* What the marking reads of a token, per vocab id, in 16 bytes: its first
  * code point if it holds a U+4E00..9FA5 (else 0), its length and its
- * hash_bytes(), so a window of tokens is hashed one multiply a token. */
+ * first 8 bytes (zero-padded), so a window is compared with a word without
+ * reading the token's string (in the vocab, a cache miss away) unless it
+ * is longer.  Its hash_bytes(), for the hashed path, is in tok_hash. */
 struct mark_tok {
     uint32_t cjk_first;
     uint32_t len;
-    uint64_t hash;
+    uint64_t head;
 };
 
-/* The words of a sentence that start with code point cp: the longest, in
- * bytes, and bit L of lens for each length L (bit 63: 63 or more). */
+/* The words of a sentence that start with code point cp, for the hashed
+ * path: the longest, in bytes, and bit L of lens for each length L (bit
+ * 63: 63 or more). */
 struct first {
     uint32_t cp; /* UINT32_MAX: an empty slot */
     uint32_t max;
     uint64_t lens;
 };
+
+/* The candidates of a code point, for the marking by chains: the distinct
+ * words of the sentence that start with it, a chain through word.next
+ * from chains[cp % CHAIN_HEADS] (-1: none).  Indexed directly, no
+ * probing: code points that share an entry share a chain, whose other
+ * words then fail to match at their first token. */
+#define CHAIN_HEADS 0x8000u /* U+4E00..9FFF each its own */
+#define CHAIN_MAX   16
 
 struct worker {
     struct json_tokener *jt;
@@ -61,8 +73,14 @@ struct worker {
     struct word *wordv;
     size_t n_words, cap_words;
     int32_t *set; /* open addressing over wordv, -1 = empty */
+    uint32_t *multi; /* the indexes of the words of two characters or more */
+    size_t cap_multi;
     size_t set_cap;
-    struct first *first; /* by first code point, set_cap slots */
+    struct first *first; /* by first code point, set_cap slots (hashed) */
+    int32_t *chains;   /* CHAIN_HEADS chain heads */
+    uint32_t *touched; /* the entries of chains the sentence set */
+    size_t n_touched;
+    bool hashed; /* the sentence's words are in set, by hash */
     int32_t *marked;
     size_t n_marked, cap_marked;
     size_t last_sentence; /* offset of the last sentence record in out */
@@ -78,7 +96,7 @@ struct ctx {
     const struct tok_bpe *bpe;
     const struct tok_jieba *jieba;
     const char *json_key;
-    const char *dimer;
+    const char *dimer; /* with TEXT_SLACK bytes after it */
     size_t dimer_len;
     bool wwm, cn_splited, skip_bad;
     size_t max_word_len;
@@ -88,6 +106,7 @@ struct ctx {
     /* per id of vocab: if the token has a U+4E00..9FA5, its first code
      * point, else 0 (one small array for the marking's every token) */
     struct mark_tok *mark_tok;
+    uint64_t *tok_hash; /* per id of vocab: hash_bytes() of its token */
     const char **tok_s; /* per id of vocab: its token ("" if none) */
     uint64_t *pow;      /* P^len for each token length (see hash_bytes) */
     tok_id *cont_id;    /* per id of vocab: the id of "##" + token */
@@ -297,6 +316,42 @@ same_bytes(const char *a, const char *b, size_t n)
     return true;
 }
 
+/* Text the marking reads (documents, the word separator) keeps TEXT_SLACK
+ * readable bytes after its end, so that up to 8 bytes of a word are
+ * compared with one load whatever its length. */
+#define TEXT_SLACK 8
+
+static int
+keep_slack(struct tok_buf *b)
+{
+    if (tok_buf_append(b, "\0\0\0\0\0\0\0\0", TEXT_SLACK) < 0)
+        return -1;
+    b->len -= TEXT_SLACK;
+    return 0;
+}
+
+/* The native-order mask of the first n bytes of a 64-bit word (n <= 8). */
+static inline uint64_t
+first_bytes_mask(size_t n)
+{
+    static const unsigned char ones[16] = { 0xFF, 0xFF, 0xFF, 0xFF,
+                                            0xFF, 0xFF, 0xFF, 0xFF };
+    uint64_t m;
+
+    memcpy(&m, ones + 8 - n, 8);
+    return m;
+}
+
+/* p[0..n) == the first n bytes of head (n <= 8); p has 8 readable bytes. */
+static inline bool
+same_head(const char *p, uint64_t head, size_t n)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+    return ((x ^ head) & first_bytes_mask(n)) == 0;
+}
+
 /* The bytes of the UTF-8 sequence that lead byte c starts (valid UTF-8). */
 static inline size_t
 utf8_lead_len(unsigned char c)
@@ -397,11 +452,109 @@ first_slot(struct first *t, size_t cap, uint32_t cp)
     return &t[at];
 }
 
+/* Put word i into the set by hash (unless an equal word is there). */
+static void
+hash_word(struct worker *w, size_t i)
+{
+    struct word *x = &w->wordv[i];
+    size_t at, cap = w->set_cap;
+
+    x->hash = hash_bytes(x->p, x->len);
+    at = set_slot(x->hash, cap);
+    /* A word seen before is not added again: equal keys would make one
+     * long chain. */
+    for (; w->set[at] >= 0; at = (at + 1) & (cap - 1)) {
+        const struct word *y = &w->wordv[w->set[at]];
+
+        if (y->hash == x->hash && y->len == x->len &&
+            same_bytes(y->p, x->p, x->len))
+            return;
+    }
+    w->set[at] = (int32_t)i;
+}
+
+/* The sentence's words as the marking looks them up: by first code point,
+ * each with its distinct words in a chain, which the marking compares
+ * with the tokens from each Chinese token directly (no hashing).  A
+ * sentence where more than CHAIN_MAX distinct words share a chain (never
+ * seen in real text, but a line can be made so) would make that
+ * quadratic: its words go into a hash set instead, and the marking hashes
+ * windows (w->hashed). */
 static int
 build_set(struct worker *w)
 {
-    size_t cap = 16;
+    size_t cap, n_multi = 0;
 
+    w->hashed = false;
+    if (w->chains == NULL) {
+        if ((w->chains = malloc(CHAIN_HEADS * sizeof(*w->chains))) == NULL)
+            return -1;
+        memset(w->chains, 0xff, CHAIN_HEADS * sizeof(*w->chains));
+    }
+    /* Forget the last sentence's chains. */
+    for (size_t k = 0; k < w->n_touched; k++)
+        w->chains[w->touched[k]] = -1;
+    w->n_touched = 0;
+    if (w->n_words > w->cap_multi) {
+        uint32_t *m = realloc(w->multi, w->n_words * sizeof(*m));
+        uint32_t *t;
+
+        if (m == NULL)
+            return -1;
+        w->multi = m;
+        if ((t = realloc(w->touched, w->n_words * sizeof(*t))) == NULL)
+            return -1;
+        w->touched = t;
+        w->cap_multi = w->n_words;
+    }
+    /* A word of one character never equals a window of two tokens or more
+     * (each token holds at least one whole character), and a window of one
+     * token needs no lookup: only longer words enter the set.  That leaves
+     * out most repeats (的, ，) of a sentence.  Picked without a branch:
+     * one- and two-character words alternate at random. */
+    for (size_t i = 0; i < w->n_words; i++) {
+        const struct word *x = &w->wordv[i];
+
+        w->multi[n_multi] = (uint32_t)i;
+        n_multi += x->len > utf8_lead_len((unsigned char)x->p[0]);
+    }
+    for (size_t k = 0; k < n_multi; k++) {
+        size_t i = w->multi[k];
+        struct word *x = &w->wordv[i];
+        int32_t *ch, j;
+        uint32_t cp;
+        size_t n = 0;
+
+        if ((cp = first_code_point(x->p, x->len)) == UINT32_MAX)
+            continue; /* no token starts with it */
+        ch = &w->chains[cp % CHAIN_HEADS];
+        if (*ch < 0)
+            w->touched[w->n_touched++] = cp % CHAIN_HEADS;
+        for (j = *ch; j >= 0; j = w->wordv[j].next, n++) {
+            const struct word *y = &w->wordv[j];
+            uint64_t head;
+
+            if (y->len != x->len)
+                continue;
+            if (x->len > 8 ? memcmp(y->p, x->p, x->len) == 0
+                           : (memcpy(&head, y->p, 8),
+                              same_head(x->p, head, x->len)))
+                break;
+        }
+        if (j >= 0)
+            continue; /* seen before */
+        if (n == CHAIN_MAX) {
+            w->hashed = true;
+            break;
+        }
+        x->next = *ch;
+        *ch = (int32_t)i;
+    }
+    if (!w->hashed)
+        return 0;
+    /* The hashed path: every word of two characters or more, and the
+     * first code points' lengths of all of them. */
+    cap = 16;
     while (cap < 2 * w->n_words)
         cap *= 2;
     if (cap > w->set_cap) {
@@ -415,39 +568,20 @@ build_set(struct worker *w)
         if (f == NULL)
             return -1;
         w->first = f;
-        w->set_cap = cap;
     }
+    w->set_cap = cap;
     memset(w->set, 0xff, cap * sizeof(*w->set));
     for (size_t i = 0; i < cap; i++)
         w->first[i].cp = UINT32_MAX;
     for (size_t i = 0; i < w->n_words; i++) {
         struct word *x = &w->wordv[i];
-        size_t at;
-        bool dup = false;
         struct first *f;
         uint32_t cp;
 
-        /* A word of one character never equals a window of two tokens or
-         * more (each token holds at least one whole character), and a
-         * window of one token needs no lookup: only longer words enter
-         * the set.  That leaves out most repeats (的, ，) of a sentence. */
-        if (x->len == 0 || x->len <= utf8_lead_len((unsigned char)x->p[0]))
+        if (x->len == 0 || x->len <= utf8_lead_len((unsigned char)x->p[0]) ||
+            (cp = first_code_point(x->p, x->len)) == UINT32_MAX)
             continue;
-        x->hash = hash_bytes(x->p, x->len);
-        at = set_slot(x->hash, cap);
-        /* A word seen before is not added again: equal keys would make
-         * one long chain. */
-        for (; w->set[at] >= 0 && !dup; at = (at + 1) & (cap - 1)) {
-            const struct word *y = &w->wordv[w->set[at]];
-
-            dup = y->hash == x->hash && y->len == x->len &&
-                  same_bytes(y->p, x->p, x->len);
-        }
-        if (dup)
-            continue;
-        w->set[at] = (int32_t)i;
-        if ((cp = first_code_point(x->p, x->len)) == UINT32_MAX)
-            continue;
+        hash_word(w, i);
         f = first_slot(w->first, cap, cp);
         if (f->cp != cp) {
             f->cp = cp;
@@ -458,22 +592,16 @@ build_set(struct worker *w)
             f->max = (uint32_t)x->len;
         f->lens |= 1ULL << (x->len < 63 ? x->len : 63);
     }
-    w->set_cap = cap;
     return 0;
 }
 
-/* The bytes of the longest word of the sentence that starts with code
- * point cp, 0 if none does, and the mask of the lengths of those words
- * (bit L for L bytes, bit 63 for 63 or more). */
-static size_t
-longest_from(const struct worker *w, uint32_t cp, uint64_t *lens)
+/* The words of the sentence that start with code point cp, or NULL. */
+static const struct first *
+longest_from(const struct worker *w, uint32_t cp)
 {
     const struct first *f = first_slot(w->first, w->set_cap, cp);
 
-    if (f->cp != cp)
-        return 0;
-    *lens = f->lens;
-    return f->max;
+    return f->cp == cp ? f : NULL;
 }
 
 /* Is the concatenation of the tokens ids[0..n), len bytes whose
@@ -587,64 +715,129 @@ reserve_marked(struct worker *w, size_t n)
  * Chinese character starts the longest window of at most max_word_len
  * tokens whose concatenation is a word; the window's other tokens become
  * "##" + token.  The result goes to w->marked. */
+/* How many tokens of ids[0..max_l) (at least 1) spell the word p[0..len),
+ * 0 if none do; tokens of no bytes after it count too (the longest window
+ * wins).  Tokens of up to 8 bytes are compared from their mark_tok. */
+static size_t
+spell_count(const struct ctx *c, const tok_id *ids, size_t max_l,
+            const char *p, size_t len)
+{
+    size_t off = 0, k = 0;
+
+    while (off < len) {
+        const struct mark_tok *t;
+
+        if (k == max_l)
+            return 0;
+        t = &c->mark_tok[ids[k]];
+        if (t->len > len - off)
+            return 0;
+        if (t->len <= 8 ? !same_head(p + off, t->head, t->len)
+                        : memcmp(p + off, c->tok_s[ids[k]], t->len) != 0)
+            return 0;
+        off += t->len;
+        k++;
+    }
+    while (k < max_l && c->mark_tok[ids[k]].len == 0)
+        k++;
+    return k;
+}
+
+/* The most tokens of ids[0..max_l) whose concatenation is one of the
+ * words of the chain from head, 1 if none: by comparing each with the
+ * tokens. */
+static size_t
+longest_by_chain(const struct ctx *c, const struct worker *w,
+                 const tok_id *ids, size_t max_l, int32_t head)
+{
+    size_t best = 1;
+
+    for (int32_t j = head; j >= 0; j = w->wordv[j].next) {
+        size_t k = spell_count(c, ids, max_l, w->wordv[j].p, w->wordv[j].len);
+
+        if (k > best)
+            best = k;
+    }
+    return best;
+}
+
+/* The same, by hashing each window (longest first) and looking it up in
+ * the sentence's hash set: for sentences with long chains. */
+static size_t
+longest_by_hash(const struct ctx *c, const struct worker *w,
+                const tok_id *ids, size_t max_l, const struct first *f)
+{
+    size_t ends[64], wlen = 0, n_prefix = 0, l;
+    uint64_t hashes[64], h = 0;
+
+    /* The hash of each window, longer by a token each time, while no
+     * longer than the longest word. */
+    for (size_t k = 0; k < max_l; k++) {
+        const struct mark_tok *tt = &c->mark_tok[ids[k]];
+
+        if (wlen + tt->len > f->max)
+            break; /* no word is that long */
+        wlen += tt->len;
+        h = h * c->pow[tt->len] + c->tok_hash[ids[k]];
+        ends[k] = wlen;
+        hashes[k] = h;
+        n_prefix = k + 1;
+    }
+    /* Longest first; only lengths that such a word has; a window of one
+     * token is the answer when nothing longer is a word, so it needs no
+     * lookup. */
+    for (l = n_prefix; l > 1; l--) {
+        size_t len = ends[l - 1];
+
+        if ((f->lens >> (len < 63 ? len : 63)) & 1 &&
+            in_set(c, w, ids, l, len, hashes[l - 1]))
+            break;
+    }
+    return l == 0 ? 1 : l;
+}
+
+/* mark_whole_words (ernie-data.md 4.5) over w->enc: a token holding a
+ * Chinese character starts the longest window of at most max_word_len
+ * tokens whose concatenation is a word; the window's other tokens become
+ * "##" + token.  The result goes to w->marked. */
 static int
 mark_whole_words(const struct ctx *c, struct worker *w)
 {
     const tok_id *ids = w->enc.ids;
     size_t n = w->enc.n, i = 0, m = 0;
-    size_t ends[64], wlen;
-    uint64_t hashes[64], h, lens = 0;
 
     if (reserve_marked(w, n) < 0)
         return -1;
     while (i < n) {
         size_t max_l = n - i < c->max_word_len ? n - i : c->max_word_len;
-        size_t l = 0, n_prefix = 0, limit;
-
         const struct mark_tok *t0 = &c->mark_tok[ids[i]];
-        uint32_t cp0 = t0->cjk_first;
+        size_t l;
 
-        if (cp0 == 0) {
+        /* A window that is a word starts with that word's first code
+         * point, so only words that start with this token's can be it. */
+        if (t0->cjk_first == 0) {
             w->marked[m++] = ids[i++];
             continue;
         }
-        /* A window that is a word starts with that word's first code point:
-         * if no word of the sentence that starts with this token's is
-         * longer than the token, the window is the token alone, and none
-         * is longer than the longest such word. */
-        limit = longest_from(w, cp0, &lens);
-        if (limit <= t0->len) {
-            /* No word that starts here is longer than this token. */
-            w->marked[m++] = ids[i++];
-            continue;
-        }
-        /* The hash of each window from i, longer by a token each time,
-         * while no longer than the longest word. */
-        wlen = 0;
-        h = 0;
-        for (size_t k = 0; k < max_l; k++) {
-            const struct mark_tok *tt = &c->mark_tok[ids[i + k]];
+        if (!w->hashed) {
+            int32_t head = w->chains[t0->cjk_first % CHAIN_HEADS];
 
-            if (wlen + tt->len > limit)
-                break; /* no word is that long */
-            wlen += tt->len;
-            h = h * c->pow[tt->len] + tt->hash;
-            ends[k] = wlen;
-            hashes[k] = h;
-            n_prefix = k + 1;
-        }
-        /* Longest first; only lengths that such a word has; a window of
-         * one token is the answer when nothing longer is a word, so it
-         * needs no lookup. */
-        for (l = n_prefix; l > 1; l--) {
-            size_t len = ends[l - 1];
+            if (head < 0) {
+                w->marked[m++] = ids[i++];
+                continue;
+            }
+            l = longest_by_chain(c, w, ids + i, max_l, head);
+        } else {
+            const struct first *f = longest_from(w, t0->cjk_first);
 
-            if ((lens >> (len < 63 ? len : 63)) & 1 &&
-                in_set(c, w, ids + i, l, len, hashes[l - 1]))
-                break;
+            /* If no such word is longer than the token, the window is
+             * the token alone. */
+            if (f == NULL || f->max <= t0->len) {
+                w->marked[m++] = ids[i++];
+                continue;
+            }
+            l = longest_by_hash(c, w, ids + i, max_l, f);
         }
-        if (l == 0)
-            l = 1;
         w->marked[m++] = ids[i];
         for (size_t k = 1; k < l; k++)
             w->marked[m++] = c->cont_id[ids[i + k]];
@@ -845,13 +1038,15 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 return;
             continue;
         }
+        if (keep_slack(&w->field) < 0)
+            goto nomem;
         text = w->field.data;
         text_len = w->field.len;
         if (c->max_repeat >= 0) {
             int got =
                 collapse_runs(text, text_len, c->max_repeat, &w->collapsed);
 
-            if (got < 0)
+            if (got < 0 || (got > 0 && keep_slack(&w->collapsed) < 0))
                 goto nomem;
             if (got > 0) {
                 text = w->collapsed.data;
@@ -944,9 +1139,11 @@ prepare_marks(struct ctx *c)
     size_t max_len = 0;
 
     c->mark_tok = calloc(n ? n : 1, sizeof(*c->mark_tok));
+    c->tok_hash = calloc(n ? n : 1, sizeof(*c->tok_hash));
     c->cont_id = malloc((n ? n : 1) * sizeof(*c->cont_id));
     c->tok_s = calloc(n ? n : 1, sizeof(*c->tok_s));
-    if (c->mark_tok == NULL || c->cont_id == NULL || c->tok_s == NULL)
+    if (c->mark_tok == NULL || c->tok_hash == NULL || c->cont_id == NULL ||
+        c->tok_s == NULL)
         err(1, NULL);
     for (size_t id = 0; id < n; id++) {
         size_t len;
@@ -962,7 +1159,8 @@ prepare_marks(struct ctx *c)
         if (len > UINT32_MAX)
             errx(1, "a token of the vocab is too long");
         mt->len = (uint32_t)len;
-        mt->hash = hash_bytes(t, len);
+        memcpy(&mt->head, t, len < 8 ? len : 8); /* as same_head() reads */
+        c->tok_hash[id] = hash_bytes(t, len);
         if (len > max_len)
             max_len = len;
         if (has_cjk(t, len) && tok_utf8_decode(t, len, &mt->cjk_first) == 0)
@@ -1042,7 +1240,7 @@ main(int argc, char **argv)
     enum ds_dtype dtype;
     const char *vocab_path = NULL, *merges_path = NULL, *prefix = NULL;
     const char *model = NULL, *user_dict = NULL;
-    char *model_alloc = NULL;
+    char *model_alloc = NULL, *dimer_buf = NULL;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false, split = false, chinese = false;
     bool append_eos = false;
@@ -1159,6 +1357,10 @@ main(int argc, char **argv)
         usage();
     }
     c.dimer_len = strlen(c.dimer);
+    if ((dimer_buf = calloc(c.dimer_len + TEXT_SLACK, 1)) == NULL)
+        err(1, NULL);
+    memcpy(dimer_buf, c.dimer, c.dimer_len);
+    c.dimer = dimer_buf;
     if (c.cn_splited && c.dimer_len == 0) {
         warnx("--cn-split-dimer must not be empty");
         usage();
@@ -1359,6 +1561,9 @@ main(int argc, char **argv)
         free(w->wordv);
         free(w->set);
         free(w->first);
+        free(w->chains);
+        free(w->multi);
+        free(w->touched);
         free(w->marked);
         if (w->brk)
             ubrk_close(w->brk);
@@ -1366,6 +1571,8 @@ main(int argc, char **argv)
     cli_files_release(&files);
     free(c.workers);
     free(c.mark_tok);
+    free(dimer_buf);
+    free(c.tok_hash);
     free(c.pow);
     free(c.cont_id);
     free(c.tok_s);
