@@ -806,8 +806,7 @@ tok_jieba_open(struct tok_jieba **out, const char *path, struct tok_err *err)
         return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
     j->map_len = (size_t)st.st_size;
-    j->map =
-        mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    j->map = mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (j->map == MAP_FAILED) {
         j->map = NULL;

@@ -8,8 +8,9 @@ CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o \
 	$(BUILD)/tools/cli_files.o
 
-# create-pretraining-data writes through libdata and splits with ICU.
-$(BUILD)/create-pretraining-data: $(LIBDATA)
+# create-pretraining-data writes through libdata and splits with ICU; its
+# whole-word marks are in wwm.c.
+$(BUILD)/create-pretraining-data: $(BUILD)/tools/wwm.o $(LIBDATA)
 $(BUILD)/create-pretraining-data: TOOL_LIBS := $(LIBDATA_LIBS) \
 	-licuuc -licudata
 
