@@ -23,7 +23,10 @@
 #include "wwm.h"
 #include "banned.h"
 
-#define CHUNK_SIZE (1u << 20)
+/* Bytes of input a worker takes at a time: small enough that two workers
+ * end a run within a few ms of each other (1 MB chunks left one idle for
+ * up to 10 ms at the end, 3 % of a 57 MB run). */
+#define CHUNK_SIZE (1u << 18)
 
 enum tokenizer { TOKENIZER_ERNIE, TOKENIZER_BERT, TOKENIZER_GPT2_BPE };
 enum splitter { SPLIT_NONE, SPLIT_NEWLINE, SPLIT_ICU };
