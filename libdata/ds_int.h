@@ -214,6 +214,7 @@ struct ds_wfile {
     unsigned char *buf;
     size_t len, cap;
     uint64_t off;
+    uint64_t flushed, kicked; /* bytes written; of those, sent to disk */
     int err_no; /* errno of the first failed write, 0 if none */
 };
 
