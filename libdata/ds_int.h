@@ -215,7 +215,7 @@ struct ds_wfile {
     size_t len, cap;
     uint64_t off;
     uint64_t flushed, kicked; /* bytes written; of those, sent to disk */
-    int err_no; /* errno of the first failed write, 0 if none */
+    int err_no;               /* errno of the first failed write, 0 if none */
 };
 
 /* ds_wfile_open: create (truncate) path for writing (and reading back if
