@@ -136,6 +136,12 @@ int tok_vocab_load(struct tok_vocab **out, const char *path,
 int tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
                     const char *name, struct tok_err *err);
 
+/* tok_vocab_copy: *out gets a copy of v that owns its memory (as parsing
+ * the file again would give, at a fraction of the cost), to extend with
+ * tok_vocab_extend_chinese() while v stays as it is.  TOK_ENOMEM. */
+int tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
+                   struct tok_err *err);
+
 /* tok_vocab_free: free a vocab; NULL is a no-op. */
 void tok_vocab_free(struct tok_vocab *v);
 

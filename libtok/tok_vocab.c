@@ -389,6 +389,54 @@ tok_vocab_load(struct tok_vocab **out, const char *path, struct tok_err *err)
     return rc;
 }
 
+/* A block of cap elements of size elem holding the first n of p, or
+ * NULL (also when p is NULL: nothing to copy). */
+static void *
+dup_array(const void *p, size_t n, size_t cap, size_t elem)
+{
+    void *q;
+
+    if (p == NULL)
+        return NULL;
+    q = malloc(cap ? cap * elem : 1);
+    if (q != NULL && n)
+        memcpy(q, p, n * elem);
+    return q;
+}
+
+int
+tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
+               struct tok_err *err)
+{
+    struct tok_vocab *c = malloc(sizeof(*c));
+    size_t n_whole = v->whole.slots ? v->whole.mask + 1 : 0;
+    size_t n_cont = v->cont.slots ? v->cont.mask + 1 : 0;
+
+    *out = NULL;
+    if (c == NULL)
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    *c = *v;
+    c->arena = dup_array(v->arena, v->arena_len, v->arena_cap, 1);
+    c->entries = dup_array(v->entries, v->n_entries, v->cap_entries,
+                           sizeof(*v->entries));
+    c->cap_entries = v->cap_entries;
+    c->by_id = dup_array(v->by_id, v->n_ids, v->n_ids + 1, sizeof(*v->by_id));
+    c->whole.slots =
+        dup_array(v->whole.slots, n_whole, n_whole, sizeof(*v->whole.slots));
+    c->cont.slots =
+        dup_array(v->cont.slots, n_cont, n_cont, sizeof(*v->cont.slots));
+    if ((v->arena && !c->arena) || (v->entries && !c->entries) ||
+        (v->by_id && !c->by_id) || (v->whole.slots && !c->whole.slots) ||
+        (v->cont.slots && !c->cont.slots)) {
+        tok_vocab_free(c);
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    }
+    if (c->by_id)
+        c->by_id[v->n_ids] = -1;
+    *out = c;
+    return 0;
+}
+
 void
 tok_vocab_free(struct tok_vocab *v)
 {

@@ -756,7 +756,7 @@ main(int argc, char **argv)
         if (c.wwm) {
             int64_t added;
 
-            if (tok_vocab_load(&ext, vt, &e) < 0)
+            if (tok_vocab_copy(&ext, vocab, &e) < 0)
                 errx(1, "%s", e.msg);
             added = tok_vocab_extend_chinese(ext, &e);
             if (added < 0)

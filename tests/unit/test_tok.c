@@ -304,6 +304,57 @@ test_vocab_real_files(void)
     tok_vocab_free(v);
 }
 
+/* A copy extended, the original left as loaded: the copy answers every id
+ * and token as the same file loaded and extended again (ERNIE's vocab,
+ * with its repeated "$" and its extension sharing [UNK]'s id). */
+static void
+test_vocab_copy(void)
+{
+    const char *data = getenv("DATA");
+    char path[1024];
+    struct tok_vocab *v, *c = NULL, *ref;
+    struct tok_err e;
+
+    if (data == NULL || *data == '\0')
+        data = "../shared/data";
+    snprintf(path, sizeof(path), "%s/vocab/ernie-3.0-base-zh.vocab.txt", data);
+    if (tok_vocab_load(&v, path, &e) < 0)
+        SKIP("shared data not found (set DATA=)");
+    CHECK_EQ_INT(tok_vocab_load(&ref, path, &e), 0);
+    CHECK_EQ_INT(tok_vocab_copy(&c, v, &e), 0);
+    if (c == NULL || ref == NULL) {
+        tok_vocab_free(v);
+        tok_vocab_free(ref);
+        return;
+    }
+    CHECK_EQ_INT(tok_vocab_extend_chinese(c, NULL), 20902);
+    CHECK_EQ_INT(tok_vocab_extend_chinese(ref, NULL), 20902);
+    CHECK_EQ_INT(tok_vocab_n_ids(c), tok_vocab_n_ids(ref));
+    CHECK_EQ_INT(tok_vocab_size(c), tok_vocab_size(ref));
+    for (size_t id = 0; id < tok_vocab_n_ids(ref); id++) {
+        size_t lc = 0, lr = 0;
+        const char *tc = tok_vocab_token(c, (tok_id)id, &lc);
+        const char *tr = tok_vocab_token(ref, (tok_id)id, &lr);
+
+        if ((tc == NULL) != (tr == NULL) ||
+            (tr != NULL &&
+             (lc != lr || memcmp(tc, tr, lr) != 0 ||
+              tok_vocab_find(c, tr, lr) != tok_vocab_find(ref, tr, lr)))) {
+            fprintf(stderr, "id %zu differs in the copy\n", id);
+            CHECK(0);
+            break;
+        }
+    }
+    /* The original is untouched: no "##" tokens, 39980 ids. */
+    CHECK_EQ_INT(tok_vocab_n_ids(v), 39980);
+    CHECK_EQ_INT(tok_vocab_find(v, "##\xe7\x9a\x84", 5), -1); /* ##的 */
+    CHECK_EQ_INT(tok_vocab_find(v, "[UNK]", 5), 39979);
+    CHECK_EQ_STR(tok_vocab_token(v, 39979, NULL), "[UNK]");
+    tok_vocab_free(v);
+    tok_vocab_free(c);
+    tok_vocab_free(ref);
+}
+
 /* ----------------------------------------------------------------- encode */
 
 static void
@@ -545,7 +596,8 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_vocab_errors_name_file_and_line),
       TEST(test_vocab_load_missing_file),
       TEST(test_vocab_extend_chinese_spec_vector), TEST(test_vocab_real_files),
-      TEST(test_encode_wordpiece_greedy), TEST(test_encode_cased_keeps_accents),
+      TEST(test_vocab_copy), TEST(test_encode_wordpiece_greedy),
+      TEST(test_encode_cased_keeps_accents),
       TEST(test_encode_max_chars_per_word),
       TEST(test_encode_huge_word_is_one_unk),
       TEST(test_encode_offsets_cover_source_bytes),
