@@ -608,6 +608,9 @@ build_words(struct wwm *m)
             m->hashed = true;
             return build_hashed(m);
         }
+        /* Longest first: the first word that matches is the answer. */
+        while (*ch >= 0 && m->words[*ch].len > x->len)
+            ch = &m->words[*ch].next;
         x->next = *ch;
         *ch = (int32_t)i;
     }
@@ -652,15 +655,13 @@ static size_t
 longest_by_chain(const struct wwm *m, const struct wwm_vocab *v,
                  const tok_id *ids, size_t max_l, int32_t head)
 {
-    size_t best = 1;
-
     for (int32_t j = head; j >= 0; j = m->words[j].next) {
         size_t k = spell_count(v, ids, max_l, m->words[j].p, m->words[j].len);
 
-        if (k > best)
-            best = k;
+        if (k > 0)
+            return k;
     }
-    return best;
+    return 1;
 }
 
 /* Is the concatenation of the tokens ids[0..n), len bytes whose
