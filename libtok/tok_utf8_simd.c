@@ -70,11 +70,12 @@ high_nibbles(__m256i x)
 static AVX2 __m256i
 block_errors(__m256i x, __m256i prev)
 {
-    const __m256i byte_1_high = table16(
-        TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
-        TOO_LONG, TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS,
-        TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
-        (int8_t)(TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4));
+    const __m256i byte_1_high =
+        table16(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
+                TOO_LONG, TOO_LONG, (int8_t)TWO_CONTS, (int8_t)TWO_CONTS,
+                (int8_t)TWO_CONTS, (int8_t)TWO_CONTS, TOO_SHORT | OVERLONG_2,
+                TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
+                (int8_t)(TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4));
     const __m256i byte_1_low =
         table16((int8_t)(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4),
                 (int8_t)(CARRY | OVERLONG_2), (int8_t)CARRY, (int8_t)CARRY,

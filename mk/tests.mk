@@ -20,6 +20,9 @@ $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
 		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBDATA) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
 
+# The marking of create-pretraining-data lives with the tools.
+$(BUILD)/tests/replay_wwm: $(BUILD)/tools/wwm.o
+
 $(BUILD)/tests/fuzz/fuzz_replay.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -167,12 +170,15 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
 .PHONY: fuzz
 fuzz: $(FUZZ_BINS)
 
+build-fuzz/fuzz_wwm: FUZZ_EXTRA := tools/wwm.c
+build-fuzz/fuzz_wwm: tools/wwm.c tools/wwm.h
+
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 		libtok/tok_int.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
-		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(LIBTOK_SRCS) $(LIBDATA_SRCS) \
-		$(LIBDATA_LIBS) $(REQ_LIBS) -lm
+		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIBTOK_SRCS) \
+		$(LIBDATA_SRCS) $(LIBDATA_LIBS) $(REQ_LIBS) -lm
 
 .PHONY: bench
 bench: all $(VENV_STAMP)
