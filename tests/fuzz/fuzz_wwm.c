@@ -22,13 +22,25 @@ static const char vocab_text[] =
     "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"
     "\xe4\xb8\xad\n\xe5\x9b\xbd\n\xe4\xba\xba\n\xe5\xa4\xa7\n" /* 中国人大 */
     "\xe5\xad\xa6\n\xe7\x94\x9f\n\xe7\x9a\x84\n\xe6\x98\xaf\n" /* 学生的是 */
-    "a\nb\nab\n##a\n##b\n##ab\n1\n##1\n\xef\xbc\x8c\n";         /* ， */
+    "a\nb\nab\n##a\n##b\n##ab\n1\n##1\n\xef\xbc\x8c\n";        /* ， */
 
 static const char *const alphabet[16] = {
-    "\xe4\xb8\xad", "\xe5\x9b\xbd", "\xe4\xba\xba", "\xe5\xa4\xa7",
-    "\xe5\xad\xa6", "\xe7\x94\x9f", "\xe7\x9a\x84", "\xe6\x98\xaf",
-    "a",            "b",            "A",            "1",
-    "\xef\xbc\x8c", " ",            " ",            "\xe4\xb8\xad",
+    "\xe4\xb8\xad",
+    "\xe5\x9b\xbd",
+    "\xe4\xba\xba",
+    "\xe5\xa4\xa7",
+    "\xe5\xad\xa6",
+    "\xe7\x94\x9f",
+    "\xe7\x9a\x84",
+    "\xe6\x98\xaf",
+    "a",
+    "b",
+    "A",
+    "1",
+    "\xef\xbc\x8c",
+    " ",
+    " ",
+    "\xe4\xb8\xad",
 };
 
 /* Does t hold a character of U+4E00..U+9FA5? */
@@ -50,8 +62,8 @@ has_cjk(const char *t, size_t len)
 
 /* Is w[0..n) one of the words? */
 static bool
-in_words(const char *const *wp, const size_t *wl, size_t n_words,
-         const char *w, size_t n)
+in_words(const char *const *wp, const size_t *wl, size_t n_words, const char *w,
+         size_t n)
 {
     for (size_t i = 0; i < n_words; i++)
         if (wl[i] == n && memcmp(wp[i], w, n) == 0)
