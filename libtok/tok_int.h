@@ -311,17 +311,15 @@ tok_bloom_set(uint64_t *bloom, uint32_t parent, uint32_t cp)
 
 /* Trie access, shared by the model and the cutter: the edge from node by
  * cp, or NULL (inline: it is the segmenter's inner loop); and the child's
- * id (0 if none). */
+ * id (0 if none).  tok_jieba_edge_hashed() is the table's half, for a
+ * node known not to be the root (a child's id is never 0). */
 static inline const struct tok_jedge *
-tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+tok_jieba_edge_hashed(const struct tok_jieba *j, uint32_t node, uint32_t cp)
 {
     const uint64_t want = tok_jedge_key(node, cp);
     size_t i;
-
     uint64_t p, m;
 
-    if (node == 0 && cp < 0x10000)
-        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
     p = tok_jedge_product(node, cp);
     m = tok_bloom_mask(p);
     i = tok_jedge_hash(node, cp) & j->edge_mask;
@@ -342,6 +340,14 @@ tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
     }
     return NULL; /* only in a damaged table: a valid one has an empty slot
                   * within max_probe of every start */
+}
+
+static inline const struct tok_jedge *
+tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+{
+    if (node == 0 && cp < 0x10000)
+        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
+    return tok_jieba_edge_hashed(j, node, cp);
 }
 
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);

@@ -167,15 +167,21 @@ is_word(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
 /* ------------------------------------------------------------------------ */
 /* finalseg: the HMM                                                         */
 
-/* Allowed predecessors of each state, in jieba's PrevStatus order. */
-static const int prev_state[4][2] = {
-    [TOK_HMM_B] = { TOK_HMM_E, TOK_HMM_S },
-    [TOK_HMM_M] = { TOK_HMM_M, TOK_HMM_B },
-    [TOK_HMM_E] = { TOK_HMM_B, TOK_HMM_M },
-    [TOK_HMM_S] = { TOK_HMM_S, TOK_HMM_E },
-};
-/* The state letters, for jieba's tie-break on (prob, letter) tuples. */
-static const char state_letter[4] = { 'B', 'M', 'E', 'S' };
+/* One Viterbi step into state y from its two allowed predecessors a and
+ * b (jieba's PrevStatus): max over (V[prev] + trans[prev][y] + em, prev)
+ * tuples, summed in that order; on equal sums the tuple with the larger
+ * state letter wins, which is b when b_wins_tie.  Stores the winner's
+ * back pointer. */
+static inline double
+viterbi_step(double va, double ta, double vb, double tb, double em, int a,
+             int b, bool b_wins_tie, uint8_t *back)
+{
+    double pa = va + ta + em, pb = vb + tb + em;
+    bool take_b = b_wins_tie ? pb >= pa : pb > pa;
+
+    *back = (uint8_t)(take_b ? b : a);
+    return take_b ? pb : pa;
+}
 
 /* Viterbi over the Han characters cps[a..b) and emit the words. */
 static void
@@ -185,8 +191,17 @@ viterbi(struct cut *c, size_t a, size_t b)
     struct cut_scratch *s = c->s;
     const uint32_t *cps = s->cps;
     size_t n = b - a, begin = 0;
-    double v[4], nv[4];
+    double v[4];
     int state;
+    /* The eight transitions PrevStatus allows, t_<from><to>. */
+    const double t_eb = j->trans[TOK_HMM_E][TOK_HMM_B],
+                 t_sb = j->trans[TOK_HMM_S][TOK_HMM_B],
+                 t_mm = j->trans[TOK_HMM_M][TOK_HMM_M],
+                 t_bm = j->trans[TOK_HMM_B][TOK_HMM_M],
+                 t_be = j->trans[TOK_HMM_B][TOK_HMM_E],
+                 t_me = j->trans[TOK_HMM_M][TOK_HMM_E],
+                 t_ss = j->trans[TOK_HMM_S][TOK_HMM_S],
+                 t_es = j->trans[TOK_HMM_E][TOK_HMM_S];
 
     if (4 * n > s->cap_back) {
         uint8_t *bk = realloc(s->back, 4 * n), *lb;
@@ -209,21 +224,27 @@ viterbi(struct cut *c, size_t a, size_t b)
     for (size_t t = 1; t < n; t++) {
         /* The four emissions of a character share one cache line. */
         const double *em4 = &j->emit[4 * (size_t)(cps[a + t] - TOK_HAN_LO)];
+        uint8_t *bk = &s->back[4 * t];
+        double nb, nm, ne, ns;
 
-        for (int y = 0; y < 4; y++) {
-            double em = em4[y];
-            int y0 = prev_state[y][0], y1 = prev_state[y][1];
-            double p0 = v[y0] + j->trans[y0][y] + em;
-            double p1 = v[y1] + j->trans[y1][y] + em;
-            int best =
-                (p1 > p0 || (p1 == p0 && state_letter[y1] > state_letter[y0]))
-                    ? y1
-                    : y0;
-
-            nv[y] = best == y0 ? p0 : p1;
-            s->back[4 * t + (size_t)y] = (uint8_t)best;
-        }
-        memcpy(v, nv, sizeof(v));
+        /* Ties: B from E or S takes S, M from M or B takes M, E from B
+         * or M takes M, S from S or E takes S (the larger letter). */
+        nb =
+            viterbi_step(v[TOK_HMM_E], t_eb, v[TOK_HMM_S], t_sb, em4[TOK_HMM_B],
+                         TOK_HMM_E, TOK_HMM_S, true, &bk[TOK_HMM_B]);
+        nm =
+            viterbi_step(v[TOK_HMM_M], t_mm, v[TOK_HMM_B], t_bm, em4[TOK_HMM_M],
+                         TOK_HMM_M, TOK_HMM_B, false, &bk[TOK_HMM_M]);
+        ne =
+            viterbi_step(v[TOK_HMM_B], t_be, v[TOK_HMM_M], t_me, em4[TOK_HMM_E],
+                         TOK_HMM_B, TOK_HMM_M, true, &bk[TOK_HMM_E]);
+        ns =
+            viterbi_step(v[TOK_HMM_S], t_ss, v[TOK_HMM_E], t_es, em4[TOK_HMM_S],
+                         TOK_HMM_S, TOK_HMM_E, false, &bk[TOK_HMM_S]);
+        v[TOK_HMM_B] = nb;
+        v[TOK_HMM_M] = nm;
+        v[TOK_HMM_E] = ne;
+        v[TOK_HMM_S] = ns;
     }
     /* max((V[E], 'E'), (V[S], 'S')): S on a tie. */
     state = v[TOK_HMM_S] >= v[TOK_HMM_E] ? TOK_HMM_S : TOK_HMM_E;
@@ -308,13 +329,12 @@ is_ascii_alnum(uint32_t cp)
            (cp >= 'A' && cp <= 'Z');
 }
 
+/* The route's single characters cps[lo..hi) (hi > lo), with the HMM. */
 static void
 flush_hmm(struct cut *c, size_t lo, size_t hi)
 {
     const struct cut_scratch *s = c->s;
 
-    if (hi == lo)
-        return;
     if (hi - lo == 1) {
         emit(c, s->boff[lo], s->boff[hi]);
     } else if (is_word(c->j, s->cps, lo, hi)) {
@@ -376,30 +396,42 @@ cut_block(struct cut *c, size_t a, size_t len, size_t *end)
     size_t n = 0, b = a;
 
     while (b < len) {
-        uint32_t cp = t[b];
-        size_t k = 1;
+        uint32_t *cps;
+        size_t *boff, stop;
 
-        if (cp < 0x80) {
-            if (!((hanish_ascii[cp >> 6] >> (cp & 63)) & 1))
-                break;
-        } else if ((cp & 0xF0) == 0xE0) {
-            cp = ((cp & 0x0F) << 12) | ((uint32_t)(t[b + 1] & 0x3F) << 6) |
-                 (t[b + 2] & 0x3F);
-            if (cp < TOK_HAN_LO || cp > TOK_HAN_HI)
-                break;
-            k = 3;
-        } else {
-            break;
-        }
         if (n + 1 >= s->cap && reserve(s, n + 1) < 0) {
             c->rc = TOK_ENOMEM;
             return 0;
         }
-        s->cps[n] = cp;
-        s->boff[n] = b;
-        n++;
-        b += k;
+        /* Each code point takes a byte or more, so the bytes up to stop
+         * fit the room left: the inner loop checks no capacity, and its
+         * arrays and bounds live in registers. */
+        cps = s->cps;
+        boff = s->boff;
+        stop = b + (s->cap - 1 - n) < len ? b + (s->cap - 1 - n) : len;
+        while (b < stop) {
+            uint32_t cp = t[b];
+            size_t k = 1;
+
+            if (cp < 0x80) {
+                if (!((hanish_ascii[cp >> 6] >> (cp & 63)) & 1))
+                    goto decoded;
+            } else if ((cp & 0xF0) == 0xE0) {
+                cp = ((cp & 0x0F) << 12) | ((uint32_t)(t[b + 1] & 0x3F) << 6) |
+                     (t[b + 2] & 0x3F);
+                if (cp < TOK_HAN_LO || cp > TOK_HAN_HI)
+                    goto decoded;
+                k = 3;
+            } else {
+                goto decoded;
+            }
+            cps[n] = cp;
+            boff[n] = b;
+            n++;
+            b += k;
+        }
     }
+decoded:
     *end = b;
     if (n == 0)
         return 0;
@@ -435,7 +467,7 @@ cut_block(struct cut *c, size_t a, size_t len, size_t *end)
             }
             if (++i >= n)
                 break;
-            e = tok_jieba_edge(j, tok_jedge_child(e), s->cps[i]);
+            e = tok_jieba_edge_hashed(j, tok_jedge_child(e), s->cps[i]);
         }
         if (!found)
             best = (0.0 - lt) + s->score[idx + 1]; /* log(1) - logtotal */
@@ -461,7 +493,8 @@ walk_route(struct cut *c, size_t n, int hmm)
                     lo = x;
                 hi = y;
             } else {
-                flush_hmm(c, lo, hi);
+                if (hi > lo) /* the call is not cheap: most words skip it */
+                    flush_hmm(c, lo, hi);
                 lo = hi = 0;
                 emit(c, s->boff[x], s->boff[y]);
             }
@@ -479,7 +512,7 @@ walk_route(struct cut *c, size_t n, int hmm)
         }
         x = y;
     }
-    if (hmm)
+    if (hmm && hi > lo)
         flush_hmm(c, lo, hi);
     else if (hi > lo)
         emit(c, s->boff[lo], s->boff[hi]);
