@@ -6,21 +6,18 @@ TOOL_NAMES := tokenize segment json-pack create-pretraining-data \
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o \
-	$(BUILD)/tools/cli_files.o
+	$(BUILD)/tools/cli_files.o $(BUILD)/tools/cli_icu.o
 
-# create-pretraining-data writes through libdata and splits with ICU; its
-# whole-word marks are in wwm.c.
+# create-pretraining-data writes through libdata; its whole-word marks are
+# in wwm.c.  (ICU, for sentence breaks, is loaded at run time: cli_icu.c.)
 $(BUILD)/create-pretraining-data: $(BUILD)/tools/wwm.o $(LIBDATA)
-$(BUILD)/create-pretraining-data: TOOL_LIBS := $(LIBDATA_LIBS) \
-	-licuuc -licudata
+$(BUILD)/create-pretraining-data: TOOL_LIBS := $(LIBDATA_LIBS)
 
 # merge and dataset-inspect read (and merge writes) through libdata.
 $(BUILD)/merge $(BUILD)/dataset-inspect: $(LIBDATA)
 $(BUILD)/merge $(BUILD)/dataset-inspect: TOOL_LIBS := $(LIBDATA_LIBS)
 
-# segment also needs ICU (sentence breaks) and knows where the installed
-# model lives.
-$(BUILD)/segment: TOOL_LIBS := -licuuc -licudata
+# segment knows where the installed model lives.
 $(BUILD)/tools/cli.o $(BUILD)/tools/segment.o: ALL_CFLAGS += \
 	-DDATADIR='"$(DATADIR)"'
 

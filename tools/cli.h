@@ -41,6 +41,26 @@ void cli_print_version(const char *tool);
 char *cli_jieba_model_path(void);
 
 /* ------------------------------------------------------------------------ */
+/* Sentence breaks by ICU (cli_icu.c)                                        */
+
+/* ICU's sentence break iterator; ICU itself is loaded on first use (see
+ * cli_icu.c).  cli_sentences_new exits with a message if ICU cannot be
+ * loaded or the iterator opened; make one per thread. */
+struct cli_sentences;
+struct cli_sentences *cli_sentences_new(void);
+
+/* cli_sentences_each: call fn(ctx, start, end) for each sentence
+ * text[start..end) of text[0..len), in order, until fn returns non-zero.
+ * Returns fn's last result, or -1 if ICU fails (or len is over 2^31 - 1,
+ * its offsets' limit). */
+int cli_sentences_each(struct cli_sentences *s, const char *text, size_t len,
+                       int (*fn)(void *ctx, size_t start, size_t end),
+                       void *ctx);
+
+/* cli_sentences_free: NULL is a no-op. */
+void cli_sentences_free(struct cli_sentences *s);
+
+/* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 
 struct cli_input;

@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unicode/ubrk.h>
-#include <unicode/utext.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -39,7 +37,7 @@ struct worker {
     struct tok_words words;
     struct wwm *wwm;      /* -W: the sentence's words and marks */
     size_t last_sentence; /* offset of the last sentence record in out */
-    UBreakIterator *brk;
+    struct cli_sentences *sentences; /* with SPLIT_ICU */
 };
 
 struct ctx {
@@ -331,6 +329,23 @@ put_sentence(const struct ctx *c, struct worker *w, const char *s, size_t len,
     return 0;
 }
 
+struct icu_doc {
+    const struct ctx *c;
+    struct worker *w;
+    const char *text;
+    struct tok_buf *out;
+    uint32_t *n_sent;
+};
+
+static int
+icu_sentence(void *arg, size_t start, size_t end)
+{
+    const struct icu_doc *d = arg;
+
+    return put_sentence(d->c, d->w, d->text + start, end - start, d->out,
+                        d->n_sent);
+}
+
 static int
 put_document(const struct ctx *c, struct worker *w, const char *text,
              size_t len, struct tok_buf *out)
@@ -361,27 +376,10 @@ put_document(const struct ctx *c, struct worker *w, const char *text,
         break;
     }
     case SPLIT_ICU: {
-        UErrorCode ec = U_ZERO_ERROR;
-        UText *ut = utext_openUTF8(NULL, text, (int64_t)len, &ec);
-        int32_t a, b;
+        struct icu_doc d = { c, w, text, out, &n_sent };
 
-        if (U_FAILURE(ec))
+        if (cli_sentences_each(w->sentences, text, len, icu_sentence, &d) < 0)
             return -1;
-        ubrk_setUText(w->brk, ut, &ec);
-        if (U_FAILURE(ec)) {
-            utext_close(ut);
-            return -1;
-        }
-        a = ubrk_first(w->brk);
-        while ((b = ubrk_next(w->brk)) != UBRK_DONE) {
-            if (put_sentence(c, w, text + a, (size_t)(b - a), out, &n_sent) <
-                0) {
-                utext_close(ut);
-                return -1;
-            }
-            a = b;
-        }
-        utext_close(ut);
         break;
     }
     }
@@ -819,14 +817,8 @@ main(int argc, char **argv)
             err(1, NULL);
         tok_encoding_init(&w->enc);
         tok_words_init(&w->words);
-        if (c.splitter == SPLIT_ICU) {
-            UErrorCode ec = U_ZERO_ERROR;
-
-            w->brk = ubrk_open(UBRK_SENTENCE, "", NULL, 0, &ec);
-            if (U_FAILURE(ec))
-                errx(1, "cannot open ICU sentence breaker: %s",
-                     u_errorName(ec));
-        }
+        if (c.splitter == SPLIT_ICU)
+            w->sentences = cli_sentences_new();
     }
 
     if (cli_files_expand(&files, argc, argv, is_corpus_file,
@@ -902,8 +894,7 @@ main(int argc, char **argv)
         tok_encoding_release(&w->enc);
         tok_words_release(&w->words);
         wwm_free(w->wwm);
-        if (w->brk)
-            ubrk_close(w->brk);
+        cli_sentences_free(w->sentences);
     }
     cli_files_release(&files);
     free(c.workers);

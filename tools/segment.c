@@ -11,8 +11,6 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unicode/ubrk.h>
-#include <unicode/utext.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -37,7 +35,7 @@ struct worker {
     struct tok_buf doc, text; /* scratch of the sentence rules */
     struct tok_buf field;     /* the text of a JSON record */
     struct json_tokener *jt;
-    UBreakIterator *brk;
+    struct cli_sentences *sentences; /* with -r icu */
 };
 
 struct ctx {
@@ -301,47 +299,46 @@ segment_lines(const struct ctx *c, struct worker *w, const char *doc,
     return 0;
 }
 
+struct icu_doc {
+    const struct ctx *c;
+    struct worker *w;
+    const char *doc;
+    struct tok_buf *out;
+};
+
+/* One sentence of ICU's, without its trailing whitespace (which ICU keeps
+ * in the sentence); nothing if that leaves it empty. */
+static int
+icu_sentence(void *arg, size_t s, size_t e)
+{
+    const struct icu_doc *d = arg;
+
+    while (e > s) {
+        /* Step back over one whitespace character. */
+        size_t k = e - 1;
+        uint32_t cp;
+
+        while (k > s && ((unsigned char)d->doc[k] & 0xC0) == 0x80)
+            k--;
+        if (tok_utf8_decode(d->doc + k, e - k, &cp) != e - k ||
+            !cli_is_space(cp))
+            break;
+        e = k;
+    }
+    if (e > s && segment_lines(d->c, d->w, d->doc + s, e - s, d->out) < 0)
+        return -1;
+    return 0;
+}
+
 /* ICU's sentence boundaries; trailing whitespace of each sentence is
  * dropped and so are empty sentences. */
 static int
 segment_icu(const struct ctx *c, struct worker *w, const char *doc, size_t len,
             struct tok_buf *out)
 {
-    UErrorCode ec = U_ZERO_ERROR;
-    UText *ut = utext_openUTF8(NULL, doc, (int64_t)len, &ec);
-    int32_t a, b;
+    struct icu_doc d = { c, w, doc, out };
 
-    if (U_FAILURE(ec))
-        return -1;
-    ubrk_setUText(w->brk, ut, &ec);
-    if (U_FAILURE(ec)) {
-        utext_close(ut);
-        return -1;
-    }
-    a = ubrk_first(w->brk);
-    while ((b = ubrk_next(w->brk)) != UBRK_DONE) {
-        size_t s = (size_t)a, e = (size_t)b;
-
-        a = b;
-        while (e > s) {
-            /* Step back over one whitespace character. */
-            size_t k = e - 1;
-            uint32_t cp;
-
-            while (k > s && ((unsigned char)doc[k] & 0xC0) == 0x80)
-                k--;
-            if (tok_utf8_decode(doc + k, e - k, &cp) != e - k ||
-                !cli_is_space(cp))
-                break;
-            e = k;
-        }
-        if (e > s && segment_lines(c, w, doc + s, e - s, out) < 0) {
-            utext_close(ut);
-            return -1;
-        }
-    }
-    utext_close(ut);
-    return 0;
+    return cli_sentences_each(w->sentences, doc, len, icu_sentence, &d);
 }
 
 static int
@@ -609,14 +606,8 @@ main(int argc, char **argv)
         w->jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
         if (w->jt == NULL)
             err(1, NULL);
-        if (c.rule == RULE_ICU) {
-            UErrorCode ec = U_ZERO_ERROR;
-
-            w->brk = ubrk_open(UBRK_SENTENCE, "", NULL, 0, &ec);
-            if (U_FAILURE(ec))
-                errx(1, "cannot open ICU sentence breaker: %s",
-                     u_errorName(ec));
-        }
+        if (c.rule == RULE_ICU)
+            w->sentences = cli_sentences_new();
     }
 
     cli_output_open(&out, out_path);
@@ -639,8 +630,7 @@ main(int argc, char **argv)
         tok_buf_release(&w->text);
         tok_buf_release(&w->field);
         json_tokener_free(w->jt);
-        if (w->brk)
-            ubrk_close(w->brk);
+        cli_sentences_free(w->sentences);
     }
     free(c.workers);
     free(model_alloc);
