@@ -20,8 +20,10 @@ $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
 		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBDATA) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
 
-# The marking of create-pretraining-data lives with the tools.
+# The marking of create-pretraining-data and the tools' JSONL field reader
+# live with the tools.
 $(BUILD)/tests/replay_wwm: $(BUILD)/tools/wwm.o
+$(BUILD)/tests/replay_json: $(BUILD)/tools/cli_json.o
 
 $(BUILD)/tests/fuzz/fuzz_replay.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)
@@ -172,6 +174,8 @@ fuzz: $(FUZZ_BINS)
 
 build-fuzz/fuzz_wwm: FUZZ_EXTRA := tools/wwm.c
 build-fuzz/fuzz_wwm: tools/wwm.c tools/wwm.h
+build-fuzz/fuzz_json: FUZZ_EXTRA := tools/cli_json.c
+build-fuzz/fuzz_json: tools/cli_json.c tools/cli.h
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 		libtok/tok_int.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h

@@ -246,14 +246,23 @@ int cli_exit_status(int rval);
 
 struct json_tokener;
 
-/* cli_json_field: parse the JSONL record s[0..len) (valid UTF-8) with jt
+/* cli_json_field: parse the JSONL record s[0..len) (valid UTF-8) with *jt
  * and put its string field `key` into out, as valid UTF-8 (NUL-terminated).
  * Returns 1; 0 for a blank line (no record); -1 for a bad record (invalid
  * JSON, text after the value, no such string field) or -2 when out of
- * memory, with the reason in why. */
-int cli_json_field(struct json_tokener *jt, const char *s, size_t len,
+ * memory, with the reason in why.  After invalid JSON, *jt is a new
+ * tokener (json-c's reset does not forget all of a failed parse). */
+int cli_json_field(struct json_tokener **jt, const char *s, size_t len,
                    const char *key, struct tok_buf *out, char *why,
                    size_t why_len);
+
+/* cli_json_field_jsonc: cli_json_field() with every record read by json-c,
+ * not only those its fast path leaves (flat objects of strings without
+ * \u escapes are read by hand there): for the tests that check the two
+ * agree. */
+int cli_json_field_jsonc(struct json_tokener **jt, const char *s, size_t len,
+                         const char *key, struct tok_buf *out, char *why,
+                         size_t why_len);
 
 /* cli_is_blank_line: true if s[0..len) holds only Python's whitespace
  * (str.isspace(): the 29 code points of Unicode White_Space plus

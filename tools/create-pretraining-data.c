@@ -424,7 +424,7 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 return;
             continue;
         }
-        k = cli_json_field(w->jt, rec, n, c->json_key, &w->field, why,
+        k = cli_json_field(&w->jt, rec, n, c->json_key, &w->field, why,
                            sizeof(why));
         if (k == -2) {
             cli_chunk_error(r, line, "%s", why);

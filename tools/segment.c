@@ -441,7 +441,7 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
             }
         } else {
             char why[200];
-            int k = cli_json_field(w->jt, rec, (size_t)(rec_end - rec),
+            int k = cli_json_field(&w->jt, rec, (size_t)(rec_end - rec),
                                    c->json_key, &w->field, why, sizeof(why));
 
             if (k == -2) {

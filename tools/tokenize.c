@@ -168,7 +168,7 @@ record_text(const struct ctx *c, struct worker *w, const char *s, size_t len,
     {
         char why[200];
         int k =
-            cli_json_field(w->jt, w->raw.data ? w->raw.data : "", w->raw.len,
+            cli_json_field(&w->jt, w->raw.data ? w->raw.data : "", w->raw.len,
                            c->json_key, &w->text, why, sizeof(why));
 
         if (k == 1)
