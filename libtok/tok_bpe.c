@@ -1084,6 +1084,8 @@ encode(const struct tok_bpe *b, const char *text, size_t len,
         return tok_err_set(err, TOK_EUTF8,
                            "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
                            bad, (unsigned)(unsigned char)text[bad]);
+    if (tok_encoding_ready(e) < 0)
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     memset(&st, 0, sizeof(st));
     st.b = b;
     st.e = e;

@@ -49,7 +49,8 @@ struct state {
 /* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
-static int
+/* (inline: it runs once a token) */
+static inline int
 emit(struct state *st, tok_id id, size_t start, size_t end)
 {
     if (tok_encoding_push(st->e, id, start, end) < 0)
@@ -310,6 +311,8 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
         if (e->scratch == NULL)
             return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
+    if (tok_encoding_ready(e) < 0)
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     st.t = t;
     st.e = e;
     st.s = e->scratch;

@@ -169,14 +169,25 @@ int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
  * sized).  Returns 0 or TOK_ENOMEM. */
 int tok_encoding_grow(struct tok_encoding *e);
 
+/* tok_encoding_ready: at the start of an encoding call, make sure the
+ * offset arrays exist if e->want_offsets (the caller may have switched it on
+ * after the arrays were sized), so that tok_encoding_push() need only check
+ * the capacity.  Returns 0 or TOK_ENOMEM. */
+static inline int
+tok_encoding_ready(struct tok_encoding *e)
+{
+    if (e->want_offsets && (e->starts == NULL || e->ends == NULL))
+        return tok_encoding_grow(e);
+    return 0;
+}
+
 /* tok_encoding_push: append id covering text[start, end) to e; the one way
- * both tokenizers (WordPiece, BPE) emit.  Returns 0 or TOK_ENOMEM. */
+ * both tokenizers (WordPiece, BPE) emit, after tok_encoding_ready().
+ * Returns 0 or TOK_ENOMEM. */
 static inline int
 tok_encoding_push(struct tok_encoding *e, tok_id id, size_t start, size_t end)
 {
-    if ((e->n == e->cap ||
-         (e->want_offsets && (e->starts == NULL || e->ends == NULL))) &&
-        tok_encoding_grow(e) < 0)
+    if (e->n == e->cap && tok_encoding_grow(e) < 0)
         return TOK_ENOMEM;
     e->ids[e->n] = id;
     if (e->want_offsets) {

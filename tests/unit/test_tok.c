@@ -475,6 +475,35 @@ test_encode_offsets_cover_source_bytes(void)
     tok_vocab_free(v);
 }
 
+/* Offsets switched on after a call sized the arrays without them: the
+ * next call must allocate them before its first token. */
+static void
+test_encode_offsets_switched_on_later(void)
+{
+    struct tok_vocab *v = vocab_from(toy_vocab);
+    struct tok_tokenizer *t = tokenizer_from(v, TOK_FLAVOR_ERNIE, 1);
+    struct tok_encoding e;
+    static const char text[] = "我爱北京";
+
+    tok_encoding_init(&e);
+    CHECK_EQ_INT(tok_encode(t, text, 6, &e, NULL), 0);
+    CHECK_EQ_INT(e.n, 2);
+    CHECK(e.starts == NULL);
+    e.want_offsets = 1;
+    CHECK_EQ_INT(tok_encode(t, text + 6, 6, &e, NULL), 0);
+    CHECK_EQ_INT(e.n, 4);
+    CHECK(e.starts != NULL && e.ends != NULL);
+    if (e.starts != NULL && e.ends != NULL) {
+        CHECK_EQ_INT(e.starts[2], 0);
+        CHECK_EQ_INT(e.ends[2], 3);
+        CHECK_EQ_INT(e.starts[3], 3);
+        CHECK_EQ_INT(e.ends[3], 6);
+    }
+    tok_encoding_release(&e);
+    tok_tokenizer_free(t);
+    tok_vocab_free(v);
+}
+
 static void
 test_encode_invalid_utf8_names_offset(void)
 {
@@ -601,5 +630,6 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_encode_max_chars_per_word),
       TEST(test_encode_huge_word_is_one_unk),
       TEST(test_encode_offsets_cover_source_bytes),
+      TEST(test_encode_offsets_switched_on_later),
       TEST(test_encode_invalid_utf8_names_offset), TEST(test_decode_roundtrip),
       TEST(test_flavor_symbols), TEST(test_encode_threads_share_tokenizer))
