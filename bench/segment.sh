@@ -7,7 +7,8 @@
 # about 5 MB, one paragraph a line; mixed = those paragraphs interleaved
 # with WikiText-2's lines (24 % Han characters, like mixed technical text),
 # repeated to about 5 MB.  Ours runs as a whole process (model load
-# included, best of 5) with `-r none` (words of each line, no sentence
+# included; the best of at least 5 runs and one second of runs, see
+# bench/lib.sh) with `-r none` (words of each line, no sentence
 # rules); the peers in Python after loading, over the list of lines (best
 # of 3).  Ours also on zh four times over (zh-x4, 19 MB), where start-up
 # weighs little, its MB/s per core set against jieba's on zh.  Also: the

@@ -4,7 +4,8 @@
 # Time `tokenize` against its peers on the same inputs, Chinese and English
 # separately, and print a Markdown table of MB/s of input (and MB/s per
 # core) for BENCHMARKS.md.  Ours is timed as a whole process (vocab load
-# included, best of 5); the Python peers in process after loading (best of
+# included; the best of at least 5 runs and one second of runs, see
+# bench/lib.sh); the Python peers in process after loading (best of
 # 3).  Inputs: the cmrc2018 contexts and WikiText-2 test of the shared
 # data, each repeated to about 5 MB.  GPT-2 byte-level BPE (-F gpt2-bpe)
 # is timed on the English input against HF's ByteLevelBPETokenizer, with
