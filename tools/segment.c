@@ -117,6 +117,15 @@ nomem(struct cli_chunk_result *r, uint64_t line)
 
 /* Append the words of text[0..len) joined by one space, then a newline.
  * With skip_space, whitespace words are left out. */
+/* Whether a word that starts with byte c can be white space: the code
+ * points of cli_is_space() all start with one of these bytes in UTF-8, so
+ * a word of Chinese characters is passed over without decoding it. */
+static inline bool
+may_be_space(unsigned char c)
+{
+    return c <= 0x20 || c == 0xC2 || (c >= 0xE1 && c <= 0xE3);
+}
+
 static int
 put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
           bool skip_space, struct tok_buf *out)
@@ -154,7 +163,7 @@ put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
         for (size_t i = 0; i < w->words.n; i++) {
             size_t a = w->words.starts[i], b = w->words.ends[i];
 
-            if (skip_space) {
+            if (skip_space && may_be_space((unsigned char)text[a])) {
                 uint32_t cp;
                 size_t k = tok_utf8_decode(text + a, b - a, &cp);
 
