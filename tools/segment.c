@@ -126,6 +126,20 @@ may_be_space(unsigned char c)
     return c <= 0x20 || c == 0xC2 || (c >= 0xE1 && c <= 0xE3);
 }
 
+/* Copy the word text[a..b) of the line text[0..len) to d + at, returning
+ * the end.  Most words are a few bytes: one fixed 16-byte move, not a
+ * call, where the text has 16 bytes left to read (d has 16 bytes of
+ * slack). */
+static inline size_t
+copy_word(char *d, size_t at, const char *text, size_t len, size_t a, size_t b)
+{
+    if (b - a <= 16 && a + 16 <= len)
+        memcpy(d + at, text + a, 16);
+    else
+        memcpy(d + at, text + a, b - a);
+    return at + (b - a);
+}
+
 static int
 put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
           bool skip_space, struct tok_buf *out)
@@ -159,9 +173,24 @@ put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
             }
             out->len = old;
         }
+        /* In locals: a store through char * may alias any field, so the
+         * compiler would reload each of them after every byte written. */
+        char *d = out->data;
+        const size_t *starts = w->words.starts, *ends = w->words.ends;
+        size_t n = w->words.n;
+
         at = out->len;
-        for (size_t i = 0; i < w->words.n; i++) {
-            size_t a = w->words.starts[i], b = w->words.ends[i];
+        if (!skip_space && n > 0) {
+            /* The common case, apart: no test a word but the copy's. */
+            at = copy_word(d, at, text, len, starts[0], ends[0]);
+            for (size_t i = 1; i < n; i++) {
+                d[at++] = ' ';
+                at = copy_word(d, at, text, len, starts[i], ends[i]);
+            }
+            n = 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t a = starts[i], b = ends[i];
 
             if (skip_space && may_be_space((unsigned char)text[a])) {
                 uint32_t cp;
@@ -172,18 +201,12 @@ put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
                     continue;
             }
             if (!first)
-                out->data[at++] = ' ';
-            /* Most words are a few bytes: one fixed 16-byte move, not a
-             * call, where the text has 16 bytes left to read. */
-            if (b - a <= 16 && a + 16 <= len)
-                memcpy(out->data + at, text + a, 16);
-            else
-                memcpy(out->data + at, text + a, b - a);
-            at += b - a;
+                d[at++] = ' ';
+            at = copy_word(d, at, text, len, a, b);
             first = false;
         }
-        out->data[at++] = '\n';
-        out->data[at] = '\0';
+        d[at++] = '\n';
+        d[at] = '\0';
         out->len = at;
     }
     return 0;
