@@ -51,8 +51,11 @@ struct cli_sentences *cli_sentences_new(void);
 
 /* cli_sentences_each: call fn(ctx, start, end) for each sentence
  * text[start..end) of text[0..len), in order, until fn returns non-zero.
- * Returns fn's last result, or -1 if ICU fails (or len is over 2^31 - 1,
- * its offsets' limit). */
+ * Returns fn's last result, -1 if ICU fails, or CLI_SENTENCES_TOO_LONG if
+ * len is over ICU's 32-bit offsets (2 GiB). */
+#define CLI_SENTENCES_TOO_LONG (-3)
+#define CLI_SENTENCES_TOO_LONG_MSG \
+    "a document of %zu bytes: ICU's sentence breaks reach 2 GiB at most"
 int cli_sentences_each(struct cli_sentences *s, const char *text, size_t len,
                        int (*fn)(void *ctx, size_t start, size_t end),
                        void *ctx);

@@ -107,7 +107,7 @@ cli_sentences_each(struct cli_sentences *s, const char *text, size_t len,
     int rc = 0;
 
     if (len > INT32_MAX)
-        return -1; /* ICU's offsets are 32-bit */
+        return CLI_SENTENCES_TOO_LONG; /* ICU's offsets are 32-bit */
     ut = icu.utext_open_utf8(NULL, text, (int64_t)len, &ec);
     if (U_FAILURE(ec))
         return -1;

@@ -377,9 +377,10 @@ put_document(const struct ctx *c, struct worker *w, const char *text,
     }
     case SPLIT_ICU: {
         struct icu_doc d = { c, w, text, out, &n_sent };
+        int rc = cli_sentences_each(w->sentences, text, len, icu_sentence, &d);
 
-        if (cli_sentences_each(w->sentences, text, len, icu_sentence, &d) < 0)
-            return -1;
+        if (rc < 0)
+            return rc;
         break;
     }
     }
@@ -453,8 +454,12 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
             }
         }
         r->n_records++;
-        if (put_document(c, w, text, text_len, &r->out) < 0)
-            goto nomem;
+        if ((k = put_document(c, w, text, text_len, &r->out)) < 0) {
+            if (k != CLI_SENTENCES_TOO_LONG)
+                goto nomem;
+            cli_chunk_error(r, line, CLI_SENTENCES_TOO_LONG_MSG, text_len);
+            return;
+        }
     }
     return;
 nomem:

@@ -397,6 +397,18 @@ segment_doc(const struct ctx *c, struct worker *w, const char *doc, size_t len,
     return tok_buf_append(out, "\n", 1);
 }
 
+/* Whether segment_doc()'s result rc for the document of len bytes at
+ * line lets the chunk go on; if not, the chunk's error is set. */
+static bool
+doc_done(struct cli_chunk_result *r, uint64_t line, int rc, size_t len)
+{
+    if (rc == CLI_SENTENCES_TOO_LONG)
+        cli_chunk_error(r, line, CLI_SENTENCES_TOO_LONG_MSG, len);
+    else if (rc < 0)
+        nomem(r, line);
+    return rc >= 0;
+}
+
 static void
 process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
               uint64_t first_line, struct cli_chunk_result *r)
@@ -467,10 +479,8 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                 t = w->text.data ? w->text.data : "";
                 n = w->text.len;
             }
-            if (segment_doc(c, w, t, n, &r->out) < 0) {
-                nomem(r, rec_line);
+            if (!doc_done(r, rec_line, segment_doc(c, w, t, n, &r->out), n))
                 return;
-            }
         } else {
             char why[200];
             int k = cli_json_field(&w->jt, rec, (size_t)(rec_end - rec),
@@ -487,10 +497,11 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
                     return;
                 continue;
             }
-            if (segment_doc(c, w, w->field.data, w->field.len, &r->out) < 0) {
-                nomem(r, rec_line);
+            if (!doc_done(
+                    r, rec_line,
+                    segment_doc(c, w, w->field.data, w->field.len, &r->out),
+                    w->field.len))
                 return;
-            }
         }
     }
 }
