@@ -217,15 +217,22 @@ void tok_tokenizer_free(struct tok_tokenizer *t);
 
 /* The result of one tok_encode() call, owned by the caller.  ids[i] covers
  * bytes [starts[i], ends[i]) of the input text (offsets are filled only when
- * want_offsets is set).  Reuse one encoding for many calls: it keeps its
- * memory and scratch space. */
+ * want_offsets is set).  With want_chars, chars[i] is the code point of
+ * token i when tok_encode() emitted it as one character of the text,
+ * unchanged (a CJK ideograph, always a word of its own), and 0 otherwise
+ * (0 does not rule that out); a caller can then compare such tokens as
+ * code points without the vocab's strings.  tok_bpe_encode() sets chars[i]
+ * to 0.  Reuse one encoding for many calls: it keeps its memory and scratch
+ * space. */
 struct tok_encoding {
     tok_id *ids;
     size_t *starts;
     size_t *ends;
+    uint32_t *chars;
     size_t n;         /* number of tokens */
-    size_t cap;       /* capacity of ids/starts/ends */
+    size_t cap;       /* capacity of ids/starts/ends/chars */
     int want_offsets; /* set by the caller; default 0 */
+    int want_chars;   /* set by the caller; default 0 */
     void *scratch;    /* private: per-call working memory */
 };
 void tok_encoding_init(struct tok_encoding *e);

@@ -11,6 +11,7 @@
  * piece ends.  A piece longer than max_chars_per_word becomes [UNK] without
  * being stored, so memory does not grow with the length of a word.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,16 @@ static inline int
 emit(struct state *st, tok_id id, size_t start, size_t end)
 {
     if (tok_encoding_push(st->e, id, start, end) < 0)
+        return st->rc = TOK_ENOMEM;
+    return 0;
+}
+
+/* The same for a token that is the one character cp of text[start, end),
+ * unchanged. */
+static inline int
+emit_char(struct state *st, tok_id id, size_t start, size_t end, uint32_t cp)
+{
+    if (tok_encoding_push_char(st->e, id, start, end, cp) < 0)
         return st->rc = TOK_ENOMEM;
     return 0;
 }
@@ -280,6 +291,37 @@ feed(struct state *st, uint32_t cp, size_t start, size_t end)
     }
 }
 
+/* A run of characters from text[i] that are each a token of their own
+ * (CJK ideographs that normalization leaves alone): each emitted with one
+ * table load, without the class checks and the word state of the general
+ * path.  Returns the end of the run, i if text[i] does not start one.
+ * text is valid UTF-8, so a lead byte E4..E9 has its two bytes. */
+static size_t
+cjk_run(struct state *st, const char *text, size_t len, size_t i)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    const tok_id *run = st->t->cjk_run;
+    size_t j = i;
+
+    while (len - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9) {
+        uint32_t cp = ((uint32_t)(s[j] & 0x0F) << 12) |
+                      ((uint32_t)(s[j + 1] & 0x3F) << 6) | (s[j + 2] & 0x3F);
+        tok_id id = run[cp - TOK_CJK_RUN_LO];
+
+        if (id == TOK_CJK_RUN_NO)
+            break;
+        if (j == i && (st->s->n_total || st->s->n_pend)) {
+            end_word(st);
+            if (st->rc)
+                return j;
+        }
+        if (emit_char(st, id, j, j + 3, cp) < 0)
+            return j;
+        j += 3;
+    }
+    return j;
+}
+
 /* If a special token starts at text[i], return its index, else -1. */
 static int
 match_special(const struct tok_tokenizer *t, const char *text, size_t len,
@@ -337,6 +379,14 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
                 continue;
             }
         }
+        if (c >= 0xE4 && c <= 0xE9) {
+            size_t end = cjk_run(&st, text, len, i);
+
+            if (end > i) {
+                i = end;
+                continue;
+            }
+        }
         n = tok_utf8_decode_valid(text + i, &cp); /* checked on entry */
         f = tok_cc_class(t->cc, cp);
         if (f & TOK_CC_DROP) {
@@ -351,8 +401,9 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
 
             if (st.s->n_total || st.s->n_pend)
                 end_word(&st);
+            /* [UNK] is not the character: its chars entry is 0 */
             id = lookup_single(t, cp);
-            emit(&st, id < 0 ? t->unk : id, i, i + n);
+            emit_char(&st, id < 0 ? t->unk : id, i, i + n, id < 0 ? 0 : cp);
         } else if (f & TOK_CC_CJK) {
             end_word(&st);
             feed(&st, cp, i, i + n);
@@ -403,7 +454,8 @@ tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
     t->opts = *opts;
     t->cc = tok_cc_table();
     t->direct_whole = malloc(TOK_DIRECT_MAX * sizeof(*t->direct_whole));
-    if (t->cc == NULL || t->direct_whole == NULL)
+    t->cjk_run = malloc(TOK_CJK_RUN_N * sizeof(*t->cjk_run));
+    if (t->cc == NULL || t->direct_whole == NULL || t->cjk_run == NULL)
         goto nomem;
     t->split_mask = TOK_CC_PUNCT;
     if (opts->flavor == TOK_FLAVOR_ERNIE)
@@ -420,6 +472,20 @@ tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
             tok_utf8_decode(vocab->arena + en->off, en->len, &cp) == en->len &&
             cp < TOK_DIRECT_MAX)
             t->direct_whole[cp] = en->id;
+    }
+    /* The characters tok_encode() takes in runs: those its CJK branch
+     * would take (not dropped, not space, not changed by normalization)
+     * and the vocab has (the rest become [UNK] on the general path). */
+    for (uint32_t k = 0; k < TOK_CJK_RUN_N; k++) {
+        uint32_t cp = TOK_CJK_RUN_LO + k;
+        uint8_t f = tok_cc_class(t->cc, cp);
+        tok_id id = t->direct_whole[cp];
+
+        if (id >= 0 && (f & TOK_CC_CJK) &&
+            !(f & (TOK_CC_DROP | TOK_CC_SPACE | TOK_CC_NORM | TOK_CC_MN)))
+            t->cjk_run[k] = id;
+        else
+            t->cjk_run[k] = TOK_CJK_RUN_NO;
     }
     /* PaddleNLP splits the text on its five special tokens whether or not
      * the vocab has them; HF adds only those the vocab has. */
@@ -444,42 +510,53 @@ tok_tokenizer_free(struct tok_tokenizer *t)
     if (t == NULL)
         return;
     free(t->direct_whole);
+    free(t->cjk_run);
     free(t);
+}
+
+/* Resize *p to cap elements of elem bytes (allocate it if wanted or
+ * already there).  Returns 0 or TOK_ENOMEM. */
+static int
+resize_if(void **p, bool want, size_t cap, size_t elem)
+{
+    void *q;
+
+    if (!want && *p == NULL)
+        return 0;
+    if ((q = realloc(*p, cap * elem)) == NULL)
+        return TOK_ENOMEM;
+    *p = q;
+    return 0;
 }
 
 int
 tok_encoding_grow(struct tok_encoding *e)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 256;
-        tok_id *ids = realloc(e->ids, cap * sizeof(*ids));
+    size_t cap = e->cap;
 
-        if (ids == NULL)
+    if (e->n == e->cap) {
+        tok_id *ids;
+
+        cap = e->cap ? e->cap * 2 : 256;
+        if ((ids = realloc(e->ids, cap * sizeof(*ids))) == NULL)
             return TOK_ENOMEM;
         e->ids = ids;
-        if (e->want_offsets || e->starts || e->ends) {
-            size_t *st = realloc(e->starts, cap * sizeof(*st));
-            size_t *en;
-
-            if (st == NULL)
-                return TOK_ENOMEM;
-            e->starts = st;
-            en = realloc(e->ends, cap * sizeof(*en));
-            if (en == NULL)
-                return TOK_ENOMEM;
-            e->ends = en;
-        }
-        e->cap = cap;
     }
-    if (e->want_offsets && (e->starts == NULL || e->ends == NULL)) {
-        /* Offsets were switched on after the arrays were sized. */
-        if (e->starts == NULL)
-            e->starts = malloc(e->cap * sizeof(*e->starts));
-        if (e->ends == NULL)
-            e->ends = malloc(e->cap * sizeof(*e->ends));
-        if (e->starts == NULL || e->ends == NULL)
-            return TOK_ENOMEM;
-    }
+    /* The optional arrays follow ids's capacity; one switched on after
+     * the others were sized is allocated here too. */
+    if ((cap != e->cap || e->starts == NULL) &&
+        resize_if((void **)&e->starts, e->want_offsets, cap,
+                  sizeof(*e->starts)) < 0)
+        return TOK_ENOMEM;
+    if ((cap != e->cap || e->ends == NULL) &&
+        resize_if((void **)&e->ends, e->want_offsets, cap, sizeof(*e->ends)) <
+            0)
+        return TOK_ENOMEM;
+    if ((cap != e->cap || e->chars == NULL) &&
+        resize_if((void **)&e->chars, e->want_chars, cap, sizeof(*e->chars)) <
+            0)
+        return TOK_ENOMEM;
+    e->cap = cap;
     return 0;
 }
 
@@ -511,5 +588,6 @@ tok_encoding_release(struct tok_encoding *e)
     free(e->ids);
     free(e->starts);
     free(e->ends);
+    free(e->chars);
     tok_encoding_init(e);
 }

@@ -165,27 +165,30 @@ int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
 /* Tokenizer (tok_encode.c)                                                  */
 
 /* tok_encoding_grow: make room in e for one more token (ids, and offsets
- * when e->want_offsets, also if it was switched on after the arrays were
- * sized).  Returns 0 or TOK_ENOMEM. */
+ * and chars when wanted, also if they were switched on after the arrays
+ * were sized).  Returns 0 or TOK_ENOMEM. */
 int tok_encoding_grow(struct tok_encoding *e);
 
 /* tok_encoding_ready: at the start of an encoding call, make sure the
- * offset arrays exist if e->want_offsets (the caller may have switched it on
- * after the arrays were sized), so that tok_encoding_push() need only check
- * the capacity.  Returns 0 or TOK_ENOMEM. */
+ * offset and chars arrays exist if wanted (the caller may have switched
+ * them on after the arrays were sized), so that tok_encoding_push() need
+ * only check the capacity.  Returns 0 or TOK_ENOMEM. */
 static inline int
 tok_encoding_ready(struct tok_encoding *e)
 {
-    if (e->want_offsets && (e->starts == NULL || e->ends == NULL))
+    if ((e->want_offsets && (e->starts == NULL || e->ends == NULL)) ||
+        (e->want_chars && e->chars == NULL))
         return tok_encoding_grow(e);
     return 0;
 }
 
-/* tok_encoding_push: append id covering text[start, end) to e; the one way
- * both tokenizers (WordPiece, BPE) emit, after tok_encoding_ready().
- * Returns 0 or TOK_ENOMEM. */
+/* tok_encoding_push_char: append id covering text[start, end) to e, with
+ * cp as its chars entry (see struct tok_encoding); the one way both
+ * tokenizers (WordPiece, BPE) emit, after tok_encoding_ready().  Returns
+ * 0 or TOK_ENOMEM. */
 static inline int
-tok_encoding_push(struct tok_encoding *e, tok_id id, size_t start, size_t end)
+tok_encoding_push_char(struct tok_encoding *e, tok_id id, size_t start,
+                       size_t end, uint32_t cp)
 {
     if (e->n == e->cap && tok_encoding_grow(e) < 0)
         return TOK_ENOMEM;
@@ -194,12 +197,27 @@ tok_encoding_push(struct tok_encoding *e, tok_id id, size_t start, size_t end)
         e->starts[e->n] = start;
         e->ends[e->n] = end;
     }
+    if (e->want_chars)
+        e->chars[e->n] = cp;
     e->n++;
     return 0;
 }
 
+/* tok_encoding_push: the same for a token that is not known to be one
+ * character of the text. */
+static inline int
+tok_encoding_push(struct tok_encoding *e, tok_id id, size_t start, size_t end)
+{
+    return tok_encoding_push_char(e, id, start, end, 0);
+}
+
 /* Code points below this bound have direct single-character id tables. */
 #define TOK_DIRECT_MAX 0x30000
+/* The code points of UTF-8 lead bytes E4..E9: U+4000..U+9FFF, which hold
+ * the CJK Unified Ideographs that most Chinese text is made of. */
+#define TOK_CJK_RUN_LO 0x4000u
+#define TOK_CJK_RUN_N  0x6000u
+#define TOK_CJK_RUN_NO INT32_MIN
 
 struct tok_tokenizer {
     const struct tok_vocab *vocab;
@@ -208,6 +226,9 @@ struct tok_tokenizer {
     uint8_t split_mask; /* TOK_CC_PUNCT, plus TOK_CC_SYMBOL for ERNIE */
     tok_id unk;
     tok_id *direct_whole; /* cp -> id of the one-character token, or -1 */
+    tok_id *cjk_run;      /* cp - TOK_CJK_RUN_LO -> the id of a character of
+                        the vocab that is always a token of its own, else
+                        TOK_CJK_RUN_NO */
     const char *special_str[TOK_SPECIAL_COUNT];
     size_t special_len[TOK_SPECIAL_COUNT];
 };

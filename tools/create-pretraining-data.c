@@ -279,13 +279,12 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
         if (tok_jieba_cut(c->jieba, s, len, TOK_JIEBA_HMM | TOK_JIEBA_TRUSTED,
                           &w->words, NULL) < 0)
             return -1;
-        for (size_t i = 0; i < w->words.n; i++)
-            if (wwm_add_word(w->wwm, s + w->words.starts[i],
-                             w->words.ends[i] - w->words.starts[i]) < 0)
-                return -1;
+        if (wwm_add_spans(w->wwm, s, w->words.starts, w->words.ends,
+                          w->words.n) < 0)
+            return -1;
     }
     if (tok_encode(c->tok, text, text_len, &w->enc, NULL) < 0 ||
-        wwm_mark(w->wwm, c->marks, w->enc.ids, w->enc.n, ids) < 0)
+        wwm_mark(w->wwm, c->marks, w->enc.ids, w->enc.chars, w->enc.n, ids) < 0)
         return -1;
     *n = w->enc.n;
     return 0;
@@ -821,6 +820,8 @@ main(int argc, char **argv)
         if (c.wwm && (w->wwm = wwm_new()) == NULL)
             err(1, NULL);
         tok_encoding_init(&w->enc);
+        /* the marking compares the tokens it knows as code points */
+        w->enc.want_chars = c.wwm;
         tok_words_init(&w->words);
         if (c.splitter == SPLIT_ICU)
             w->sentences = cli_sentences_new();

@@ -26,9 +26,13 @@
 struct word {
     const char *p;
     size_t len;
-    uint64_t hash; /* hash_bytes(), on the hashed path only */
-    int32_t next;  /* the next word of its chain, or -1 */
+    uint64_t hash;   /* hash_bytes(), on the hashed path only */
+    int32_t next;    /* the next word of its chain, or -1 */
+    uint32_t cps_at; /* its code points in wwm.cps, or NO_CPS */
+    size_t nch;      /* their count, max_word_len + 1 if more */
 };
+
+#define NO_CPS UINT32_MAX
 
 /* What the marking reads of a token, per vocab id, in 16 bytes: its first
  * code point if it holds a U+4E00..9FA5 (else 0), its length and its
@@ -81,6 +85,8 @@ struct wwm {
     int32_t *set;        /* the hashed path: open addressing over words */
     struct first *first; /* the hashed path: by first code point */
     size_t set_cap;
+    uint32_t *cps; /* the chained words' first code points */
+    size_t n_cps, cap_cps;
     tok_id *marked;
     size_t cap_marked;
     struct tok_buf joined; /* wwm_split's text */
@@ -149,11 +155,12 @@ same_word(const char *a, const char *b, size_t n)
     return same_head(b, head, n);
 }
 
-/* The bytes of the UTF-8 sequence that lead byte c starts (valid UTF-8). */
+/* The bytes of the UTF-8 sequence that lead byte c starts (valid UTF-8),
+ * from a table of 4-bit entries by its high nibble. */
 static inline size_t
 utf8_lead_len(unsigned char c)
 {
-    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    return (size_t)(0x4322111111111111ull >> ((c >> 4) * 4)) & 0xF;
 }
 
 /* The first code point of p[0..len) (valid UTF-8, len >= 1). */
@@ -328,6 +335,7 @@ wwm_free(struct wwm *m)
     free(m->chains);
     free(m->set);
     free(m->first);
+    free(m->cps);
     free(m->marked);
     tok_buf_release(&m->joined);
     free(m);
@@ -354,6 +362,35 @@ wwm_add_word(struct wwm *m, const char *p, size_t len)
     m->words[m->n_words].p = p;
     m->words[m->n_words].len = len;
     m->n_words++;
+    return 0;
+}
+
+int
+wwm_add_spans(struct wwm *m, const char *s, const size_t *starts,
+              const size_t *ends, size_t n)
+{
+    if (m->n_words + n > m->cap_words) {
+        size_t cap = m->cap_words ? 2 * m->cap_words : 256;
+        struct word *w;
+
+        while (cap < m->n_words + n)
+            cap *= 2;
+        if ((w = realloc(m->words, cap * sizeof(*w))) == NULL)
+            return -1;
+        m->words = w;
+        m->cap_words = cap;
+    }
+    /* Only words of two characters or more count (see build_words);
+     * each is written and kept without a branch. */
+    for (size_t i = 0; i < n; i++) {
+        struct word *x = &m->words[m->n_words];
+        const char *p = s + starts[i];
+        size_t len = ends[i] - starts[i];
+
+        x->p = p;
+        x->len = len;
+        m->n_words += len > utf8_lead_len((unsigned char)p[0]);
+    }
     return 0;
 }
 
@@ -551,15 +588,62 @@ build_hashed(struct wwm *m)
     return 0;
 }
 
+/* Keep the first code points of word x, at most max of them, for
+ * spell_chars(); x->nch gets their count, max + 1 if it has more. */
+static int
+keep_chars(struct wwm *m, struct word *x, size_t max)
+{
+    const unsigned char *s = (const unsigned char *)x->p;
+    size_t at = 0, k = 0;
+    uint32_t *out;
+
+    if (m->n_cps + max > m->cap_cps) {
+        size_t cap = m->cap_cps ? 2 * m->cap_cps : 1024;
+        uint32_t *c;
+
+        while (cap < m->n_cps + max)
+            cap *= 2;
+        if ((c = realloc(m->cps, cap * sizeof(*c))) == NULL)
+            return -1;
+        m->cps = c;
+        m->cap_cps = cap;
+    }
+    out = m->cps + m->n_cps;
+    for (; at < x->len; k++) {
+        uint32_t cp;
+        size_t n;
+
+        if (k == max) {
+            k = max + 1;
+            break;
+        }
+        if (s[at] >= 0xE0 && s[at] < 0xF0 && x->len - at >= 3) {
+            cp = ((uint32_t)(s[at] & 0x0F) << 12) |
+                 ((uint32_t)(s[at + 1] & 0x3F) << 6) | (s[at + 2] & 0x3F);
+            n = 3;
+        } else if ((n = tok_utf8_decode(x->p + at, x->len - at, &cp)) == 0) {
+            x->cps_at = NO_CPS; /* not UTF-8: compared by bytes */
+            return 0;
+        }
+        out[k] = cp;
+        at += n;
+    }
+    x->cps_at = (uint32_t)m->n_cps;
+    x->nch = k;
+    m->n_cps += k < max ? k : max;
+    return 0;
+}
+
 /* The sentence's words as the marking looks them up: the distinct words of
  * two characters or more, chained by first code point, or on the hashed
  * path when a chain would pass CHAIN_MAX. */
 static int
-build_words(struct wwm *m)
+build_words(struct wwm *m, const struct wwm_vocab *v)
 {
     size_t n_multi = 0;
 
     m->hashed = false;
+    m->n_cps = 0;
     /* Forget the last sentence's chains. */
     for (size_t k = 0; k < m->n_touched; k++)
         m->chains[m->touched[k]] = -1;
@@ -613,6 +697,8 @@ build_words(struct wwm *m)
             ch = &m->words[*ch].next;
         x->next = *ch;
         *ch = (int32_t)i;
+        if (keep_chars(m, x, v->max_word_len) < 0)
+            return -1;
     }
     return 0;
 }
@@ -648,18 +734,46 @@ spell_count(const struct wwm_vocab *v, const tok_id *ids, size_t max_l,
     return k;
 }
 
+/* spell_count() by code points, for tokens whose chars entries (see
+ * struct tok_encoding) are known: w[0..nch) against chars[0..max_l).
+ * Each such token is one character, so the word is spelled by nch tokens
+ * or by none; -1 when a token on the way is not known to be one
+ * character (then only its bytes can tell). */
+static inline long
+spell_chars(const uint32_t *w, size_t nch, const uint32_t *chars, size_t max_l)
+{
+    for (size_t k = 0; k < nch; k++) {
+        uint32_t c;
+
+        if (k == max_l)
+            return 0;
+        c = chars[k];
+        if (c == 0)
+            return -1;
+        if (c != w[k])
+            return 0;
+    }
+    return (long)nch;
+}
+
 /* The most tokens of ids[0..max_l) whose concatenation is one of the
  * words of the chain from head, 1 if none: by comparing each with the
- * tokens. */
+ * tokens, as code points where chars (or NULL) knows them. */
 static size_t
 longest_by_chain(const struct wwm *m, const struct wwm_vocab *v,
-                 const tok_id *ids, size_t max_l, int32_t head)
+                 const tok_id *ids, const uint32_t *chars, size_t max_l,
+                 int32_t head)
 {
     for (int32_t j = head; j >= 0; j = m->words[j].next) {
-        size_t k = spell_count(v, ids, max_l, m->words[j].p, m->words[j].len);
+        const struct word *x = &m->words[j];
+        long k = -1;
 
+        if (chars != NULL && x->cps_at != NO_CPS)
+            k = spell_chars(m->cps + x->cps_at, x->nch, chars, max_l);
+        if (k < 0)
+            k = (long)spell_count(v, ids, max_l, x->p, x->len);
         if (k > 0)
-            return k;
+            return (size_t)k;
     }
     return 1;
 }
@@ -727,12 +841,16 @@ longest_by_hash(const struct wwm *m, const struct wwm_vocab *v,
 }
 
 int
-wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids, size_t n,
-         const tok_id **out)
+wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
+         const uint32_t *chars, size_t n, const tok_id **out)
 {
     size_t i = 0, k = 0;
 
-    if (build_words(m) < 0)
+    /* A token of no bytes can end a window (see spell_count): only bytes
+     * tell where. */
+    if (v->has_empty_token)
+        chars = NULL;
+    if (build_words(m, v) < 0)
         return -1;
     if (n > m->cap_marked) {
         size_t cap = m->cap_marked ? m->cap_marked : 256;
@@ -747,30 +865,36 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids, size_t n,
     }
     while (i < n) {
         size_t max_l = n - i < v->max_word_len ? n - i : v->max_word_len;
-        const struct mark_tok *t0 = &v->tok[ids[i]];
+        uint32_t c = chars ? chars[i] : 0, cjk;
         size_t l;
 
+        /* The token's first code point if it holds a Chinese character:
+         * from chars when it is one character, else from its mark_tok. */
+        if (c != 0)
+            cjk = c >= 0x4E00 && c <= 0x9FA5 ? c : 0;
+        else
+            cjk = v->tok[ids[i]].cjk_first;
         /* A window that is a word starts with that word's first code
          * point, so only words that start with this token's can be it. */
-        if (t0->cjk_first == 0) {
+        if (cjk == 0) {
             m->marked[k++] = ids[i++];
             continue;
         }
         if (!m->hashed) {
-            int32_t head = m->chains[t0->cjk_first % CHAIN_HEADS];
+            int32_t head = m->chains[cjk % CHAIN_HEADS];
 
             if (head < 0) {
                 m->marked[k++] = ids[i++];
                 continue;
             }
-            l = longest_by_chain(m, v, ids + i, max_l, head);
+            l = longest_by_chain(m, v, ids + i, chars ? chars + i : NULL, max_l,
+                                 head);
         } else {
-            const struct first *f =
-                first_slot(m->first, m->set_cap, t0->cjk_first);
+            const struct first *f = first_slot(m->first, m->set_cap, cjk);
 
             /* If no such word is longer than the token, the window is the
              * token alone. */
-            if (f->cp != t0->cjk_first || f->max <= t0->len) {
+            if (f->cp != cjk || f->max <= v->tok[ids[i]].len) {
                 m->marked[k++] = ids[i++];
                 continue;
             }

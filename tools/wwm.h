@@ -45,6 +45,12 @@ void wwm_clear(struct wwm *m);
  * WWM_SLACK readable bytes).  0, or -1 when out of memory. */
 int wwm_add_word(struct wwm *m, const char *p, size_t len);
 
+/* wwm_add_spans: wwm_add_word() for each word s[starts[i], ends[i]) of
+ * n (tok_jieba_cut()'s words), leaving out those of one character, which
+ * the marking never looks up.  0, or -1 when out of memory. */
+int wwm_add_spans(struct wwm *m, const char *s, const size_t *starts,
+                  const size_t *ends, size_t n);
+
 /* wwm_split: add the words of the pre-segmented sentence s[0..len) (with
  * WWM_SLACK readable bytes after it), as PaddleNLP finds them: Python's
  * s.split(sep), the second of two empty strings in a row standing for a
@@ -55,9 +61,11 @@ int wwm_split(struct wwm *m, const struct wwm_vocab *v, const char *s,
               size_t len, const char **joined, size_t *joined_len);
 
 /* wwm_mark: mark ids[0..n), the tokens of the sentence, against its
- * words; *out gets n ids (owned by m, until the next call).  0, or -1 when
- * out of memory. */
+ * words; *out gets n ids (owned by m, until the next call).  chars (NULL,
+ * or n entries) is the tokenizer's chars array (see struct tok_encoding):
+ * tokens it knows are compared as code points, without their strings.
+ * 0, or -1 when out of memory. */
 int wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
-             size_t n, const tok_id **out);
+             const uint32_t *chars, size_t n, const tok_id **out);
 
 #endif /* WWM_H */

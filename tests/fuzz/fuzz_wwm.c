@@ -6,8 +6,11 @@
  * letters and digits, an upper-case letter the tokenizer lowers, a
  * comma, the space that separates words) so that words repeat, share
  * first characters (past the 16 a chain holds) and span tokens.  The
- * first byte picks the longest window (1-8 tokens); each further byte
- * a character.  The marks must be the rule's, token for token.
+ * first byte picks the longest window (1-8 tokens, bits 0-2), whether the
+ * marking gets the tokenizer's chars array (bit 3) and whether the last
+ * letter of the alphabet is a Chinese character the vocab lacks, which
+ * becomes [UNK] (bit 4); each further byte a character.  The marks must
+ * be the rule's, token for token.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -104,10 +107,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     max_l = (size_t)(data[0] & 7) + 1;
     tok_buf_init(&text);
     tok_buf_init(&win);
-    for (size_t i = 1; i < size; i++)
-        if (tok_buf_append(&text, alphabet[data[i] & 15],
-                           strlen(alphabet[data[i] & 15])) < 0)
+    for (size_t i = 1; i < size; i++) {
+        const char *a = alphabet[data[i] & 15];
+
+        if ((data[i] & 15) == 15 && (data[0] & 16))
+            a = "\xe5\xa5\xbd"; /* 好, not in the vocab */
+        if (tok_buf_append(&text, a, strlen(a)) < 0)
             abort();
+    }
     if (tok_buf_append(&text, "", 0) < 0 || wwm_keep_slack(&text) < 0)
         abort();
     wwm_clear(m);
@@ -115,8 +122,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   &joined, &joined_len) < 0)
         abort();
     tok_encoding_init(&e);
+    e.want_chars = (data[0] & 8) != 0;
     if (tok_encode(t, joined, joined_len, &e, NULL) < 0 ||
-        wwm_mark(m, marks[max_l - 1], e.ids, e.n, &out) < 0)
+        wwm_mark(m, marks[max_l - 1], e.ids, e.want_chars ? e.chars : NULL, e.n,
+                 &out) < 0)
         abort();
 
     /* The rule: the words are text.split(" ") with empty strings repaired

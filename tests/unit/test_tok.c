@@ -504,6 +504,37 @@ test_encode_offsets_switched_on_later(void)
     tok_vocab_free(v);
 }
 
+/* chars: the code point of each token that is one character of the text,
+ * unchanged; 0 for WordPiece pieces, punctuation, [UNK] (a character the
+ * vocab lacks) and a compatibility ideograph that NFD changes.  Switched
+ * on after an earlier call, as offsets can be. */
+static void
+test_encode_chars(void)
+{
+    struct tok_vocab *v = vocab_from(toy_vocab);
+    struct tok_tokenizer *t = tokenizer_from(v, TOK_FLAVOR_ERNIE, 1);
+    struct tok_encoding e;
+    static const char text[] = "\xe4\xbb\x8a" /* 今, before */
+                               "我爱hello好。\xef\xa4\x80北";
+    static const uint32_t want[] = { 0x6211, 0x7231, 0, 0, 0, 0, 0, 0x5317 };
+
+    tok_encoding_init(&e);
+    CHECK_EQ_INT(tok_encode(t, text, 3, &e, NULL), 0);
+    CHECK(e.chars == NULL);
+    e.want_chars = 1;
+    tok_encoding_clear(&e);
+    CHECK_EQ_INT(tok_encode(t, text + 3, strlen(text) - 3, &e, NULL), 0);
+    CHECK_EQ_INT(e.n, 8);
+    CHECK(e.chars != NULL);
+    if (e.chars != NULL && e.n == 8)
+        for (size_t i = 0; i < 8; i++)
+            CHECK_EQ_INT(e.chars[i], want[i]);
+    CHECK_EQ_INT(e.ids[4], tok_vocab_special(v, TOK_SPECIAL_UNK));
+    tok_encoding_release(&e);
+    tok_tokenizer_free(t);
+    tok_vocab_free(v);
+}
+
 static void
 test_encode_invalid_utf8_names_offset(void)
 {
@@ -630,6 +661,6 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_encode_max_chars_per_word),
       TEST(test_encode_huge_word_is_one_unk),
       TEST(test_encode_offsets_cover_source_bytes),
-      TEST(test_encode_offsets_switched_on_later),
+      TEST(test_encode_offsets_switched_on_later), TEST(test_encode_chars),
       TEST(test_encode_invalid_utf8_names_offset), TEST(test_decode_roundtrip),
       TEST(test_flavor_symbols), TEST(test_encode_threads_share_tokenizer))
