@@ -53,12 +53,19 @@ struct merge_slot {
 
 #define EMPTY_PAIR UINT64_MAX
 
+/* A slot of by_str: an index into entries (-1 when empty) and the high
+ * bits of the token's hash, so most misses cost no string compare. */
+struct str_slot {
+    uint32_t tag;
+    int32_t entry;
+};
+
 struct tok_bpe {
     char *arena; /* token bytes, each NUL-terminated */
     size_t arena_len, arena_cap;
     struct tok_entry *entries; /* one per distinct token */
     size_t n_entries, cap_entries;
-    struct tok_slot *by_str; /* token bytes -> entry */
+    struct str_slot *by_str; /* token bytes -> entry */
     size_t str_mask;
     int32_t *by_id; /* id -> entry, hashed by id; -1 is empty */
     size_t id_mask;
@@ -104,7 +111,7 @@ str_find(const struct tok_bpe *b, const char *s, size_t len, uint64_t h)
     uint32_t tag = (uint32_t)(h >> 32);
 
     for (;;) {
-        const struct tok_slot *sl = &b->by_str[i];
+        const struct str_slot *sl = &b->by_str[i];
         const struct tok_entry *en;
 
         if (sl->entry < 0)

@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "tok.h"
 #include "banned.h"
@@ -99,12 +100,34 @@ size_t tok_normalize_cp(uint32_t cp, uint32_t *out, uint8_t *ccc);
 /* Vocabulary (tok_vocab.c)                                                  */
 
 /* An open-addressing hash table from byte strings (in the vocab's arena) to
- * ids.  A slot holds an index into the entry array (-1 when empty) and the
- * high bits of the key's hash, so most misses cost no string compare. */
+ * ids.  A slot holds an index into the entry array (-1 when empty), bits of
+ * the key's hash, its length and its first 8 bytes: a key of up to 8 bytes
+ * (most WordPiece lookups) is found or passed over without reading the
+ * entry or the arena, each a cache miss away. */
 struct tok_slot {
-    uint32_t tag;
+    uint64_t head; /* tok_key_head() of the key */
     int32_t entry;
+    uint16_t tag; /* bits 32-47 of its hash */
+    uint16_t len; /* its length, or TOK_SLOT_LONG for that or more */
 };
+
+#define TOK_SLOT_LONG 0xFFFFu
+
+/* The first 8 bytes of key[0..len) (fewer zero-padded), as a slot keeps
+ * them; the same function on both sides, so byte order does not matter. */
+static inline uint64_t
+tok_key_head(const char *key, size_t len)
+{
+    uint64_t h = 0;
+
+    if (len >= 8) {
+        memcpy(&h, key, 8);
+        return h;
+    }
+    for (size_t k = 0; k < len; k++)
+        h |= (uint64_t)(unsigned char)key[k] << (8 * k);
+    return h;
+}
 
 struct tok_map {
     struct tok_slot *slots;

@@ -33,18 +33,26 @@ tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
              const char *key, size_t len, size_t key_skip, uint64_t hash)
 {
     size_t i = (size_t)hash & m->mask;
-    uint32_t tag = (uint32_t)(hash >> 32);
+    uint16_t tag = (uint16_t)(hash >> 32);
+    uint16_t slot_len = len < TOK_SLOT_LONG ? (uint16_t)len : TOK_SLOT_LONG;
+    uint64_t head = tok_key_head(key, len);
 
     for (;;) {
         const struct tok_slot *sl = &m->slots[i];
-        const struct tok_entry *en;
 
         if (sl->entry < 0)
             return -1;
-        en = &v->entries[sl->entry];
-        if (sl->tag == tag && en->len == len + key_skip &&
-            memcmp(v->arena + en->off + key_skip, key, len) == 0)
-            return sl->entry;
+        if (sl->tag == tag && sl->len == slot_len && sl->head == head) {
+            const struct tok_entry *en;
+
+            if (len <= 8)
+                return sl->entry;
+            en = &v->entries[sl->entry];
+            if (en->len == len + key_skip &&
+                memcmp(v->arena + en->off + key_skip + 8, key + 8, len - 8) ==
+                    0)
+                return sl->entry;
+        }
         i = (i + 1) & m->mask;
     }
 }
@@ -75,11 +83,17 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
         {
             uint64_t h = hash_bytes(v->arena + en->off + skip, en->len - skip);
 
+            size_t klen = en->len - skip;
+            struct tok_slot *sl;
+
             i = (size_t)h & m->mask;
             while (m->slots[i].entry >= 0)
                 i = (i + 1) & m->mask;
-            m->slots[i].entry = (int32_t)e;
-            m->slots[i].tag = (uint32_t)(h >> 32);
+            sl = &m->slots[i];
+            sl->entry = (int32_t)e;
+            sl->tag = (uint16_t)(h >> 32);
+            sl->len = klen < TOK_SLOT_LONG ? (uint16_t)klen : TOK_SLOT_LONG;
+            sl->head = tok_key_head(v->arena + en->off + skip, klen);
         }
         if (cont && en->len - 2 > v->max_cont_len)
             v->max_cont_len = en->len - 2;
