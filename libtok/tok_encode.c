@@ -139,7 +139,7 @@ wordpiece(struct state *st)
         size_t end = n, maxlen = start ? v->max_cont_len : v->max_whole_len;
         const struct tok_map *m = start ? &v->cont : &v->whole;
         size_t skip = start ? 2 : 0;
-        int32_t found = -1;
+        tok_id found = -1;
         uint64_t h = TOK_HASH_INIT;
 
         while (end > start && s->boff[end] - s->boff[start] > maxlen)
@@ -165,8 +165,7 @@ wordpiece(struct state *st)
             emit(st, t->unk, span_start, span_end);
             return;
         }
-        if (emit(st, v->entries[found].id, s->piece[start].start,
-                 s->piece[end - 1].end) < 0)
+        if (emit(st, found, s->piece[start].start, s->piece[end - 1].end) < 0)
             return;
         start = end;
     }

@@ -100,15 +100,22 @@ size_t tok_normalize_cp(uint32_t cp, uint32_t *out, uint8_t *ccc);
 /* Vocabulary (tok_vocab.c)                                                  */
 
 /* An open-addressing hash table from byte strings (in the vocab's arena) to
- * ids.  A slot holds an index into the entry array (-1 when empty), bits of
- * the key's hash, its length and its first 8 bytes: a key of up to 8 bytes
- * (most WordPiece lookups) is found or passed over without reading the
- * entry or the arena, each a cache miss away. */
+ * ids.  A slot holds the token's id (-1 when empty), bits of the key's
+ * hash, its length and its first 8 bytes: a key of up to 8 bytes (most
+ * WordPiece lookups) is found or passed over, and its id read, without the
+ * entry or the arena, each a cache miss away.  Only a longer key reads its
+ * entry, through entry_of. */
 struct tok_slot {
     uint64_t head; /* tok_key_head() of the key */
-    int32_t entry;
+    tok_id id;
     uint16_t tag; /* bits 32-47 of its hash */
     uint16_t len; /* its length, or TOK_SLOT_LONG for that or more */
+};
+
+struct tok_map {
+    struct tok_slot *slots;
+    int32_t *entry_of; /* per slot: the index of its entry */
+    size_t mask;       /* number of slots - 1, a power of two minus one */
 };
 
 #define TOK_SLOT_LONG 0xFFFFu
@@ -128,11 +135,6 @@ tok_key_head(const char *key, size_t len)
         h |= (uint64_t)(unsigned char)key[k] << (8 * k);
     return h;
 }
-
-struct tok_map {
-    struct tok_slot *slots;
-    size_t mask; /* number of slots - 1, a power of two minus one */
-};
 
 /* The hash of the tables: FNV-1a over the bytes, then a final mix.  The
  * FNV state can be carried forward a byte at a time (tok_hash_step), so
@@ -177,12 +179,12 @@ struct tok_vocab {
     bool extended;
 };
 
-/* tok_map_find: the entry index of key[0..len) in m, or -1.  Entries of m
+/* tok_map_find: the id of key[0..len) in m, or -1.  Entries of m
  * are compared from byte key_skip on (2 for the "##" table).  hash is
  * tok_hash_bytes(key, len). */
-int32_t tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
-                     const char *key, size_t len, size_t key_skip,
-                     uint64_t hash);
+tok_id tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
+                    const char *key, size_t len, size_t key_skip,
+                    uint64_t hash);
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer (tok_encode.c)                                                  */

@@ -28,7 +28,7 @@ tok_hash_bytes(const char *s, size_t len)
 
 #define hash_bytes tok_hash_bytes
 
-int32_t
+tok_id
 tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
              const char *key, size_t len, size_t key_skip, uint64_t hash)
 {
@@ -40,18 +40,18 @@ tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
     for (;;) {
         const struct tok_slot *sl = &m->slots[i];
 
-        if (sl->entry < 0)
+        if (sl->id < 0)
             return -1;
         if (sl->tag == tag && sl->len == slot_len && sl->head == head) {
             const struct tok_entry *en;
 
             if (len <= 8)
-                return sl->entry;
-            en = &v->entries[sl->entry];
+                return sl->id;
+            en = &v->entries[m->entry_of[i]];
             if (en->len == len + key_skip &&
                 memcmp(v->arena + en->off + key_skip + 8, key + 8, len - 8) ==
                     0)
-                return sl->entry;
+                return sl->id;
         }
         i = (i + 1) & m->mask;
     }
@@ -69,8 +69,10 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
     while (slots < 2 * n + 2)
         slots *= 2;
     free(m->slots);
+    free(m->entry_of);
     m->slots = malloc(slots * sizeof(*m->slots));
-    if (m->slots == NULL)
+    m->entry_of = malloc(slots * sizeof(*m->entry_of));
+    if (m->slots == NULL || m->entry_of == NULL)
         return TOK_ENOMEM;
     memset(m->slots, 0xFF, slots * sizeof(*m->slots));
     m->mask = slots - 1;
@@ -87,10 +89,11 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
             struct tok_slot *sl;
 
             i = (size_t)h & m->mask;
-            while (m->slots[i].entry >= 0)
+            while (m->slots[i].id >= 0)
                 i = (i + 1) & m->mask;
             sl = &m->slots[i];
-            sl->entry = (int32_t)e;
+            sl->id = en->id;
+            m->entry_of[i] = (int32_t)e;
             sl->tag = (uint16_t)(h >> 32);
             sl->len = klen < TOK_SLOT_LONG ? (uint16_t)klen : TOK_SLOT_LONG;
             sl->head = tok_key_head(v->arena + en->off + skip, klen);
@@ -331,9 +334,8 @@ tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
         goto fail_nomem;
     for (int s = 0; s < TOK_SPECIAL_COUNT; s++) {
         size_t n = strlen(special_names[s]);
-        int32_t e = tok_map_find(v, &v->whole, special_names[s], n, 0,
-                                 hash_bytes(special_names[s], n));
-        v->special[s] = e < 0 ? -1 : v->entries[e].id;
+        v->special[s] = tok_map_find(v, &v->whole, special_names[s], n, 0,
+                                     hash_bytes(special_names[s], n));
     }
     if (v->special[TOK_SPECIAL_UNK] < 0) {
         rc = tok_err_set(err, TOK_EFORMAT, "vocab '%s' has no [UNK] token",
@@ -437,11 +439,17 @@ tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
     c->by_id = dup_array(v->by_id, v->n_ids, v->n_ids + 1, sizeof(*v->by_id));
     c->whole.slots =
         dup_array(v->whole.slots, n_whole, n_whole, sizeof(*v->whole.slots));
+    c->whole.entry_of = dup_array(v->whole.entry_of, n_whole, n_whole,
+                                  sizeof(*v->whole.entry_of));
     c->cont.slots =
         dup_array(v->cont.slots, n_cont, n_cont, sizeof(*v->cont.slots));
+    c->cont.entry_of =
+        dup_array(v->cont.entry_of, n_cont, n_cont, sizeof(*v->cont.entry_of));
     if ((v->arena && !c->arena) || (v->entries && !c->entries) ||
         (v->by_id && !c->by_id) || (v->whole.slots && !c->whole.slots) ||
-        (v->cont.slots && !c->cont.slots)) {
+        (v->whole.entry_of && !c->whole.entry_of) ||
+        (v->cont.slots && !c->cont.slots) ||
+        (v->cont.entry_of && !c->cont.entry_of)) {
         tok_vocab_free(c);
         return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
@@ -460,7 +468,9 @@ tok_vocab_free(struct tok_vocab *v)
     free(v->entries);
     free(v->by_id);
     free(v->whole.slots);
+    free(v->whole.entry_of);
     free(v->cont.slots);
+    free(v->cont.entry_of);
     free(v);
 }
 
@@ -479,9 +489,7 @@ tok_vocab_n_ids(const struct tok_vocab *v)
 tok_id
 tok_vocab_find(const struct tok_vocab *v, const char *t, size_t len)
 {
-    int32_t e = tok_map_find(v, &v->whole, t, len, 0, hash_bytes(t, len));
-
-    return e < 0 ? -1 : v->entries[e].id;
+    return tok_map_find(v, &v->whole, t, len, 0, hash_bytes(t, len));
 }
 
 const char *
