@@ -102,14 +102,70 @@ grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* Greedy longest-match-first over n >= 2 characters, character k being
+ * bytes[boff[k], boff[k + 1]) (with boff NULL: bytes[k], one byte each)
+ * and coming from text[start, end) of piece[k] (with piece NULL: from
+ * text[base + k, base + k + 1)).  [UNK] spans [span_start, span_end). */
+static void
+wordpiece_chars(struct state *st, const char *bytes, const size_t *boff,
+                size_t n, const struct ncp *piece, size_t base,
+                size_t span_start, size_t span_end)
+{
+    const struct tok_tokenizer *t = st->t;
+    const struct tok_vocab *v = t->vocab;
+    struct scratch *s = st->s;
+    size_t first = st->e->n, start = 0;
+
+#define BOFF(k) (boff ? boff[k] : (k))
+    if (grow((void **)&s->hash, &s->cap_hash, n + 1, sizeof(uint64_t)) < 0) {
+        st->rc = TOK_ENOMEM;
+        return;
+    }
+    while (start < n) {
+        size_t end = n, maxlen = start ? v->max_cont_len : v->max_whole_len;
+        const struct tok_map *m = start ? &v->cont : &v->whole;
+        size_t skip = start ? 2 : 0;
+        tok_id found = -1;
+        uint64_t h = TOK_HASH_INIT;
+
+        while (end > start && BOFF(end) - BOFF(start) > maxlen)
+            end--;
+        /* The hash of every candidate [start, k), in one forward pass. */
+        for (size_t k = start, b = BOFF(start); k < end; k++) {
+            for (; b < BOFF(k + 1); b++)
+                h = tok_hash_step(h, (unsigned char)bytes[b]);
+            s->hash[k + 1] = h;
+        }
+        for (; end > start; end--) {
+            const char *key = bytes + BOFF(start);
+            size_t klen = BOFF(end) - BOFF(start);
+
+            found = tok_map_find(v, m, key, klen, skip,
+                                 tok_hash_final(s->hash[end]));
+            if (found >= 0)
+                break;
+        }
+        if (found < 0) {
+            /* No piece fits at `start`: the whole word is [UNK]. */
+            st->e->n = first;
+            emit(st, t->unk, span_start, span_end);
+            return;
+        }
+        if (emit(st, found, piece ? piece[start].start : base + start,
+                 piece ? piece[end - 1].end : base + end) < 0)
+            return;
+        start = end;
+    }
+#undef BOFF
+}
+
 /* Greedy longest-match-first over the current piece. */
 static void
 wordpiece(struct state *st)
 {
     const struct tok_tokenizer *t = st->t;
-    const struct tok_vocab *v = t->vocab;
     struct scratch *s = st->s;
-    size_t n = s->n_piece, first = st->e->n, start = 0, nb = 0;
+    size_t n = s->n_piece, nb = 0;
     size_t span_start, span_end = s->piece_end;
 
     if (s->n_total == 0)
@@ -125,8 +181,7 @@ wordpiece(struct state *st)
         return;
     }
     if (grow((void **)&s->bytes, &s->cap_bytes, 4 * n + 1, 1) < 0 ||
-        grow((void **)&s->boff, &s->cap_boff, n + 1, sizeof(size_t)) < 0 ||
-        grow((void **)&s->hash, &s->cap_hash, n + 1, sizeof(uint64_t)) < 0) {
+        grow((void **)&s->boff, &s->cap_boff, n + 1, sizeof(size_t)) < 0) {
         st->rc = TOK_ENOMEM;
         return;
     }
@@ -135,40 +190,8 @@ wordpiece(struct state *st)
         nb += tok_utf8_encode(s->piece[k].cp, s->bytes + nb);
     }
     s->boff[n] = nb;
-    while (start < n) {
-        size_t end = n, maxlen = start ? v->max_cont_len : v->max_whole_len;
-        const struct tok_map *m = start ? &v->cont : &v->whole;
-        size_t skip = start ? 2 : 0;
-        tok_id found = -1;
-        uint64_t h = TOK_HASH_INIT;
-
-        while (end > start && s->boff[end] - s->boff[start] > maxlen)
-            end--;
-        /* The hash of every candidate [start, k), in one forward pass. */
-        for (size_t k = start, b = s->boff[start]; k < end; k++) {
-            for (; b < s->boff[k + 1]; b++)
-                h = tok_hash_step(h, (unsigned char)s->bytes[b]);
-            s->hash[k + 1] = h;
-        }
-        for (; end > start; end--) {
-            const char *key = s->bytes + s->boff[start];
-            size_t klen = s->boff[end] - s->boff[start];
-
-            found = tok_map_find(v, m, key, klen, skip,
-                                 tok_hash_final(s->hash[end]));
-            if (found >= 0)
-                break;
-        }
-        if (found < 0) {
-            /* No piece fits at `start`: the whole word is [UNK]. */
-            st->e->n = first;
-            emit(st, t->unk, span_start, span_end);
-            return;
-        }
-        if (emit(st, found, s->piece[start].start, s->piece[end - 1].end) < 0)
-            return;
-        start = end;
-    }
+    wordpiece_chars(st, s->bytes, s->boff, n, s->piece, 0, span_start,
+                    span_end);
 }
 
 static void
@@ -321,6 +344,65 @@ cjk_run(struct state *st, const char *text, size_t len, size_t i)
     return j;
 }
 
+static inline unsigned char
+tok_ascii_lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c;
+}
+
+/* A word of ASCII letters and digits from text[i] that the general path
+ * would make one piece of (nothing pending before it; after it the end,
+ * white space, punctuation or a character of cjk_run(), each of which
+ * ends a piece): its bytes lowered and given to WordPiece as they are,
+ * without a code point a character.  Returns its end, i if text[i] does
+ * not start one (then the general path takes it). */
+static size_t
+ascii_word(struct state *st, const char *text, size_t len, size_t i)
+{
+    const struct tok_tokenizer *t = st->t;
+    const unsigned char *s = (const unsigned char *)text;
+    struct scratch *sc = st->s;
+    size_t j = i, n;
+    unsigned char c;
+
+    if (sc->n_total || sc->n_pend)
+        return i;
+    while (j < len && s[j] < 0x80 && t->ascii_in_word[s[j]])
+        j++;
+    n = j - i;
+    if (n == 0 || n > t->opts.max_chars_per_word)
+        return i;
+    if (j < len) {
+        c = s[j];
+        if (c < 0x80) {
+            if (!(tok_cc_class(t->cc, c) & (TOK_CC_SPACE | t->split_mask)))
+                return i; /* a dropped character joins what follows */
+        } else if (c < 0xE4 || c > 0xE9 || len - j < 3 ||
+                   t->cjk_run[(((uint32_t)(c & 0x0F) << 12) |
+                               ((uint32_t)(s[j + 1] & 0x3F) << 6) |
+                               (s[j + 2] & 0x3F)) -
+                              TOK_CJK_RUN_LO] == TOK_CJK_RUN_NO) {
+            return i;
+        }
+    }
+    if (n == 1) {
+        tok_id id =
+            lookup_single(t, t->opts.lowercase ? tok_ascii_lower(s[i]) : s[i]);
+
+        emit(st, id < 0 ? t->unk : id, i, j);
+        return j;
+    }
+    if (grow((void **)&sc->bytes, &sc->cap_bytes, n + 1, 1) < 0) {
+        st->rc = TOK_ENOMEM;
+        return j;
+    }
+    for (size_t k = 0; k < n; k++)
+        sc->bytes[k] =
+            (char)(t->opts.lowercase ? tok_ascii_lower(s[i + k]) : s[i + k]);
+    wordpiece_chars(st, sc->bytes, NULL, n, NULL, i, i, j);
+    return j;
+}
+
 /* If a special token starts at text[i], return its index, else -1. */
 static int
 match_special(const struct tok_tokenizer *t, const char *text, size_t len,
@@ -335,9 +417,11 @@ match_special(const struct tok_tokenizer *t, const char *text, size_t len,
     return -1;
 }
 
-int
-tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
-           struct tok_encoding *e, struct tok_err *err)
+/* tok_encode(), with or without the fast paths for runs of CJK and for
+ * ASCII words (without: every character through the general path). */
+static int
+encode(const struct tok_tokenizer *t, const char *text, size_t len,
+       struct tok_encoding *e, struct tok_err *err, bool fast)
 {
     struct state st;
     size_t bad, i = 0, n_start = e->n;
@@ -378,8 +462,17 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
                 continue;
             }
         }
-        if (c >= 0xE4 && c <= 0xE9) {
+        if (!fast) {
+            /* the general path only */
+        } else if (c >= 0xE4 && c <= 0xE9) {
             size_t end = cjk_run(&st, text, len, i);
+
+            if (end > i) {
+                i = end;
+                continue;
+            }
+        } else if (c < 0x80 && t->ascii_in_word[c]) {
+            size_t end = ascii_word(&st, text, len, i);
 
             if (end > i) {
                 i = end;
@@ -419,6 +512,20 @@ tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
         return tok_err_set(err, st.rc, "%s", tok_strerror(st.rc));
     }
     return 0;
+}
+
+int
+tok_encode(const struct tok_tokenizer *t, const char *text, size_t len,
+           struct tok_encoding *e, struct tok_err *err)
+{
+    return encode(t, text, len, e, err, true);
+}
+
+int
+tok_encode_reference(const struct tok_tokenizer *t, const char *text,
+                     size_t len, struct tok_encoding *e, struct tok_err *err)
+{
+    return encode(t, text, len, e, err, false);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -485,6 +592,15 @@ tok_tokenizer_new(struct tok_tokenizer **out, const struct tok_vocab *vocab,
             t->cjk_run[k] = id;
         else
             t->cjk_run[k] = TOK_CJK_RUN_NO;
+    }
+    /* The ASCII characters the general path only appends to a piece
+     * (lowered if A-Z): not dropped, not space, not split off. */
+    for (unsigned c = 0; c < 128; c++) {
+        uint8_t f = tok_cc_class(t->cc, c);
+
+        t->ascii_in_word[c] = !(f & (TOK_CC_DROP | TOK_CC_SPACE | TOK_CC_CJK |
+                                     TOK_CC_MN | t->split_mask)) &&
+                              (!(f & TOK_CC_NORM) || (c >= 'A' && c <= 'Z'));
     }
     /* PaddleNLP splits the text on its five special tokens whether or not
      * the vocab has them; HF adds only those the vocab has. */

@@ -250,13 +250,21 @@ struct tok_tokenizer {
     const uint8_t *cc;  /* class table */
     uint8_t split_mask; /* TOK_CC_PUNCT, plus TOK_CC_SYMBOL for ERNIE */
     tok_id unk;
-    tok_id *direct_whole; /* cp -> id of the one-character token, or -1 */
-    tok_id *cjk_run;      /* cp - TOK_CJK_RUN_LO -> the id of a character of
+    tok_id *direct_whole;    /* cp -> id of the one-character token, or -1 */
+    bool ascii_in_word[128]; /* see ascii_word() in tok_encode.c */
+    tok_id *cjk_run;         /* cp - TOK_CJK_RUN_LO -> the id of a character of
                         the vocab that is always a token of its own, else
                         TOK_CJK_RUN_NO */
     const char *special_str[TOK_SPECIAL_COUNT];
     size_t special_len[TOK_SPECIAL_COUNT];
 };
+
+/* tok_encode_reference: tok_encode() with every character through the
+ * general path (no runs of CJK taken at once, no ASCII words), for tests
+ * that check the fast paths against it. */
+int tok_encode_reference(const struct tok_tokenizer *t, const char *text,
+                         size_t len, struct tok_encoding *e,
+                         struct tok_err *err);
 
 /* ------------------------------------------------------------------------ */
 /* jieba (tok_jieba_model.c, tok_jieba_cut.c)                                */

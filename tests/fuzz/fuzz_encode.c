@@ -4,13 +4,15 @@
  * every mode.  The first byte picks flavor, case and word limit; the rest is
  * the text.  Invariants: invalid UTF-8 is rejected with nothing written;
  * valid text gives ids that exist and offsets that are in bounds and on
- * character boundaries; and the ids decode.
+ * character boundaries; the ids decode; and ids, offsets and chars are
+ * those of tok_encode_reference(), which has no fast paths.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "tok.h"
+#include "tok_int.h"
 
 static const char vocab_text[] =
     "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\nb\nab\n##a\n##b\n##ab\nhe\n##llo\n"
@@ -23,7 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct tok_vocab *v;
     struct tok_tokenizer *t = NULL;
     struct tok_opts o;
-    struct tok_encoding e;
+    struct tok_encoding e, r;
     struct tok_buf b;
     const char *text;
     size_t len;
@@ -44,8 +46,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tok_tokenizer_new(&t, v, &o, NULL) < 0)
         abort();
     tok_encoding_init(&e);
-    e.want_offsets = 1;
+    tok_encoding_init(&r);
+    e.want_offsets = r.want_offsets = 1;
+    e.want_chars = r.want_chars = 1;
     rc = tok_encode(t, text, len, &e, NULL);
+    if (tok_encode_reference(t, text, len, &r, NULL) != rc || r.n != e.n)
+        abort();
+    for (size_t i = 0; i < e.n; i++)
+        if (e.ids[i] != r.ids[i] || e.starts[i] != r.starts[i] ||
+            e.ends[i] != r.ends[i] || e.chars[i] != r.chars[i])
+            abort();
     if (tok_utf8_check(text, len) != len) {
         if (rc != TOK_EUTF8 || e.n != 0)
             abort();
@@ -72,6 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tok_buf_release(&b);
     }
     tok_encoding_release(&e);
+    tok_encoding_release(&r);
     tok_tokenizer_free(t);
     return 0;
 }
