@@ -212,7 +212,12 @@ ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
                           "the format's limit, %d",
                           w->names[0], n, INT32_MAX);
     if (w->dtype == DS_DTYPE_UINT16) {
+        uint32_t all = 0;
+
+        /* One pass the compiler vectorizes; the search only on failure. */
         for (size_t i = 0; i < n; i++)
+            all |= (uint32_t)ids[i];
+        for (size_t i = 0; all > UINT16_MAX && i < n; i++)
             if ((uint32_t)ids[i] > UINT16_MAX)
                 return ds_err_set(
                     err, DS_ERANGE,
