@@ -57,17 +57,57 @@ tok_map_find(const struct tok_vocab *v, const struct tok_map *m,
     }
 }
 
+static bool
+is_cont(const struct tok_vocab *v, const struct tok_entry *en)
+{
+    return en->len >= 2 && memcmp(v->arena + en->off, "##", 2) == 0;
+}
+
+/* The slots for n keys: at most two thirds full (a slot is 16 bytes, and
+ * a miss reads on through the run of used slots, most of it in one line). */
+static size_t
+map_slots(size_t n)
+{
+    size_t slots = 16;
+
+    while (slots < n + n / 2 + 2)
+        slots *= 2;
+    return slots;
+}
+
+/* Put entry e into m (the "##" table, keyed without "##", if cont). */
+static void
+map_insert(struct tok_vocab *v, struct tok_map *m, size_t e, bool cont)
+{
+    const struct tok_entry *en = &v->entries[e];
+    size_t skip = cont ? 2 : 0, klen = en->len - skip, i;
+    uint64_t h = hash_bytes(v->arena + en->off + skip, klen);
+    struct tok_slot *sl;
+
+    i = (size_t)h & m->mask;
+    while (m->slots[i].id >= 0)
+        i = (i + 1) & m->mask;
+    sl = &m->slots[i];
+    sl->id = en->id;
+    m->entry_of[i] = (int32_t)e;
+    sl->tag = (uint16_t)(h >> 32);
+    sl->len = klen < TOK_SLOT_LONG ? (uint16_t)klen : TOK_SLOT_LONG;
+    sl->head = tok_key_head(v->arena + en->off + skip, klen);
+    if (cont && klen > v->max_cont_len)
+        v->max_cont_len = klen;
+    if (!cont && en->len > v->max_whole_len)
+        v->max_whole_len = en->len;
+}
+
 static int
 map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
 {
-    size_t n = 0, slots = 16;
+    size_t n = 0, slots;
 
     for (size_t e = 0; e < v->n_entries; e++)
-        if (!cont || (v->entries[e].len >= 2 &&
-                      memcmp(v->arena + v->entries[e].off, "##", 2) == 0))
+        if (!cont || is_cont(v, &v->entries[e]))
             n++;
-    while (slots < 2 * n + 2)
-        slots *= 2;
+    slots = map_slots(n);
     free(m->slots);
     free(m->entry_of);
     m->slots = malloc(slots * sizeof(*m->slots));
@@ -76,33 +116,9 @@ map_build(struct tok_vocab *v, struct tok_map *m, bool cont)
         return TOK_ENOMEM;
     memset(m->slots, 0xFF, slots * sizeof(*m->slots));
     m->mask = slots - 1;
-    for (size_t e = 0; e < v->n_entries; e++) {
-        const struct tok_entry *en = &v->entries[e];
-        size_t skip = cont ? 2 : 0, i;
-
-        if (cont && !(en->len >= 2 && memcmp(v->arena + en->off, "##", 2) == 0))
-            continue;
-        {
-            uint64_t h = hash_bytes(v->arena + en->off + skip, en->len - skip);
-
-            size_t klen = en->len - skip;
-            struct tok_slot *sl;
-
-            i = (size_t)h & m->mask;
-            while (m->slots[i].id >= 0)
-                i = (i + 1) & m->mask;
-            sl = &m->slots[i];
-            sl->id = en->id;
-            m->entry_of[i] = (int32_t)e;
-            sl->tag = (uint16_t)(h >> 32);
-            sl->len = klen < TOK_SLOT_LONG ? (uint16_t)klen : TOK_SLOT_LONG;
-            sl->head = tok_key_head(v->arena + en->off + skip, klen);
-        }
-        if (cont && en->len - 2 > v->max_cont_len)
-            v->max_cont_len = en->len - 2;
-        if (!cont && en->len > v->max_whole_len)
-            v->max_whole_len = en->len;
-    }
+    for (size_t e = 0; e < v->n_entries; e++)
+        if (!cont || is_cont(v, &v->entries[e]))
+            map_insert(v, m, e, cont);
     return 0;
 }
 
