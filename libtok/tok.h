@@ -219,7 +219,8 @@ void tok_tokenizer_free(struct tok_tokenizer *t);
  * bytes [starts[i], ends[i]) of the input text (offsets are filled only when
  * want_offsets is set).  With want_chars, chars[i] is the code point of
  * token i when tok_encode() emitted it as one character of the text,
- * unchanged (a CJK ideograph, always a word of its own), and 0 otherwise
+ * unchanged (a CJK ideograph or a punctuation character, each a word
+ * of its own), and 0 otherwise
  * (0 does not rule that out); a caller can then compare such tokens as
  * code points without the vocab's strings.  tok_bpe_encode() sets chars[i]
  * to 0.  Reuse one encoding for many calls: it keeps its memory and scratch

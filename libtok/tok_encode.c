@@ -202,9 +202,11 @@ end_piece(struct state *st)
     st->s->n_total = 0;
 }
 
-/* A normalized code point, in canonical order, enters the word. */
+/* A normalized code point, in canonical order, enters the word; verbatim
+ * when it is the input character text[start, end) itself. */
 static void
-push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start, size_t end)
+push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start, size_t end,
+          bool verbatim)
 {
     const struct tok_tokenizer *t = st->t;
     struct scratch *s = st->s;
@@ -217,7 +219,8 @@ push_norm(struct state *st, uint32_t cp, uint8_t ccc, size_t start, size_t end)
 
         end_piece(st);
         id = lookup_single(t, cp);
-        emit(st, id < 0 ? t->unk : id, start, end);
+        emit_char(st, id < 0 ? t->unk : id, start, end,
+                  verbatim && id >= 0 ? cp : 0);
         return;
     }
     if (s->n_total == 0)
@@ -258,7 +261,7 @@ flush_pending(struct state *st)
     }
     for (size_t i = 0; i < s->n_pend; i++)
         push_norm(st, s->pend[i].cp, s->pend[i].ccc, s->pend[i].start,
-                  s->pend[i].end);
+                  s->pend[i].end, false);
     s->n_pend = 0;
 }
 
@@ -283,13 +286,13 @@ feed(struct state *st, uint32_t cp, size_t start, size_t end)
     if (!t->opts.lowercase || !(tok_cc_class(t->cc, cp) & TOK_CC_NORM)) {
         if (s->n_pend)
             flush_pending(st);
-        push_norm(st, cp, 0, start, end);
+        push_norm(st, cp, 0, start, end, true);
         return;
     }
     if (cp < 0x80) {
         if (s->n_pend)
             flush_pending(st);
-        push_norm(st, cp | 0x20, 0, start, end); /* only A-Z are NORM */
+        push_norm(st, cp | 0x20, 0, start, end, false); /* only A-Z: NORM */
         return;
     }
     n = tok_normalize_cp(cp, out, ccc);
@@ -297,7 +300,7 @@ feed(struct state *st, uint32_t cp, size_t start, size_t end)
         if (ccc[i] == 0) {
             if (s->n_pend)
                 flush_pending(st);
-            push_norm(st, out[i], 0, start, end);
+            push_norm(st, out[i], 0, start, end, false);
             continue;
         }
         if (grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1,
