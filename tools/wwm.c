@@ -29,7 +29,7 @@ struct word {
     uint64_t hash;   /* hash_bytes(), on the hashed path only */
     int32_t next;    /* the next word of its chain, or -1 */
     uint32_t cps_at; /* its code points in wwm.cps, or NO_CPS */
-    size_t nch;      /* their count, max_word_len + 1 if more */
+    uint32_t nch;    /* their count, max_word_len + 1 if more */
 };
 
 #define NO_CPS UINT32_MAX
@@ -629,7 +629,7 @@ keep_chars(struct wwm *m, struct word *x, size_t max)
         at += n;
     }
     x->cps_at = (uint32_t)m->n_cps;
-    x->nch = k;
+    x->nch = (uint32_t)k;
     m->n_cps += k < max ? k : max;
     return 0;
 }
