@@ -329,8 +329,7 @@ cjk_run(struct state *st, const char *text, size_t len, size_t i)
     size_t j = i;
 
     while (len - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9) {
-        uint32_t cp = ((uint32_t)(s[j] & 0x0F) << 12) |
-                      ((uint32_t)(s[j + 1] & 0x3F) << 6) | (s[j + 2] & 0x3F);
+        uint32_t cp = tok_utf8_decode3(s + j);
         tok_id id = run[cp - TOK_CJK_RUN_LO];
 
         if (id == TOK_CJK_RUN_NO)
@@ -381,10 +380,8 @@ ascii_word(struct state *st, const char *text, size_t len, size_t i)
             if (!(tok_cc_class(t->cc, c) & (TOK_CC_SPACE | t->split_mask)))
                 return i; /* a dropped character joins what follows */
         } else if (c < 0xE4 || c > 0xE9 || len - j < 3 ||
-                   t->cjk_run[(((uint32_t)(c & 0x0F) << 12) |
-                               ((uint32_t)(s[j + 1] & 0x3F) << 6) |
-                               (s[j + 2] & 0x3F)) -
-                              TOK_CJK_RUN_LO] == TOK_CJK_RUN_NO) {
+                   t->cjk_run[tok_utf8_decode3(s + j) - TOK_CJK_RUN_LO] ==
+                       TOK_CJK_RUN_NO) {
             return i;
         }
     }

@@ -32,6 +32,15 @@ int tok_err_set(struct tok_err *err, int code, const char *fmt, ...)
 size_t tok_utf8_check_scalar(const char *s, size_t len);
 int tok_utf8_simd_valid(const char *s, size_t len);
 
+/* The code point of the three-byte sequence at s (lead byte E0..EF, valid
+ * UTF-8: no checks). */
+static inline uint32_t
+tok_utf8_decode3(const unsigned char *s)
+{
+    return ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
+           (s[2] & 0x3F);
+}
+
 /* Decode the code point at p, in text already checked to be valid UTF-8
  * (no bounds or form checks: the hot loops' decoder); returns its length. */
 static inline size_t
@@ -44,8 +53,7 @@ tok_utf8_decode_valid(const char *p, uint32_t *cp)
         return 1;
     }
     if ((s[0] & 0xF0) == 0xE0) { /* three bytes, all of CJK: first */
-        *cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
-              (s[2] & 0x3F);
+        *cp = tok_utf8_decode3(s);
         return 3;
     }
     if (s[0] < 0xE0) {

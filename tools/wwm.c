@@ -95,6 +95,25 @@ struct wwm {
 /* ------------------------------------------------------------------------ */
 /* Bytes                                                                     */
 
+/* Make room for need elements of elem bytes in *p (capacity *cap,
+ * doubled from first).  0, or -1 when out of memory. */
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    size_t c = *cap ? *cap : first;
+    void *q;
+
+    if (need <= *cap)
+        return 0;
+    while (c < need)
+        c *= 2;
+    if ((q = realloc(*p, c * elem)) == NULL)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
 int
 wwm_keep_slack(struct tok_buf *b)
 {
@@ -163,6 +182,14 @@ utf8_lead_len(unsigned char c)
     return (size_t)(0x4322111111111111ull >> ((c >> 4) * 4)) & 0xF;
 }
 
+/* The code point of the three-byte sequence at s (lead E0..EF, valid). */
+static inline uint32_t
+decode3(const unsigned char *s)
+{
+    return ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
+           (s[2] & 0x3F);
+}
+
 /* The first code point of p[0..len) (valid UTF-8, len >= 1). */
 static inline uint32_t
 first_code_point(const char *p, size_t len)
@@ -172,8 +199,7 @@ first_code_point(const char *p, size_t len)
     if (s[0] < 0x80)
         return s[0];
     if (s[0] >= 0xE0 && s[0] < 0xF0 && len >= 3)
-        return ((uint32_t)(s[0] & 0x0F) << 12) |
-               ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+        return decode3(s);
     {
         uint32_t cp = 0;
 
@@ -350,15 +376,9 @@ wwm_clear(struct wwm *m)
 int
 wwm_add_word(struct wwm *m, const char *p, size_t len)
 {
-    if (m->n_words == m->cap_words) {
-        size_t cap = m->cap_words ? 2 * m->cap_words : 256;
-        struct word *w = realloc(m->words, cap * sizeof(*w));
-
-        if (w == NULL)
-            return -1;
-        m->words = w;
-        m->cap_words = cap;
-    }
+    if (grow((void **)&m->words, &m->cap_words, m->n_words + 1,
+             sizeof(*m->words), 256) < 0)
+        return -1;
     m->words[m->n_words].p = p;
     m->words[m->n_words].len = len;
     m->n_words++;
@@ -369,17 +389,9 @@ int
 wwm_add_spans(struct wwm *m, const char *s, const size_t *starts,
               const size_t *ends, size_t n)
 {
-    if (m->n_words + n > m->cap_words) {
-        size_t cap = m->cap_words ? 2 * m->cap_words : 256;
-        struct word *w;
-
-        while (cap < m->n_words + n)
-            cap *= 2;
-        if ((w = realloc(m->words, cap * sizeof(*w))) == NULL)
-            return -1;
-        m->words = w;
-        m->cap_words = cap;
-    }
+    if (grow((void **)&m->words, &m->cap_words, m->n_words + n,
+             sizeof(*m->words), 256) < 0)
+        return -1;
     /* Only words of two characters or more count (see build_words);
      * each is written and kept without a branch. */
     for (size_t i = 0; i < n; i++) {
@@ -597,17 +609,9 @@ keep_chars(struct wwm *m, struct word *x, size_t max)
     size_t at = 0, k = 0;
     uint32_t *out;
 
-    if (m->n_cps + max > m->cap_cps) {
-        size_t cap = m->cap_cps ? 2 * m->cap_cps : 1024;
-        uint32_t *c;
-
-        while (cap < m->n_cps + max)
-            cap *= 2;
-        if ((c = realloc(m->cps, cap * sizeof(*c))) == NULL)
-            return -1;
-        m->cps = c;
-        m->cap_cps = cap;
-    }
+    if (grow((void **)&m->cps, &m->cap_cps, m->n_cps + max, sizeof(*m->cps),
+             1024) < 0)
+        return -1;
     out = m->cps + m->n_cps;
     for (; at < x->len; k++) {
         uint32_t cp;
@@ -618,8 +622,7 @@ keep_chars(struct wwm *m, struct word *x, size_t max)
             break;
         }
         if (s[at] >= 0xE0 && s[at] < 0xF0 && x->len - at >= 3) {
-            cp = ((uint32_t)(s[at] & 0x0F) << 12) |
-                 ((uint32_t)(s[at + 1] & 0x3F) << 6) | (s[at + 2] & 0x3F);
+            cp = decode3(s + at);
             n = 3;
         } else if ((n = tok_utf8_decode(x->p + at, x->len - at, &cp)) == 0) {
             x->cps_at = NO_CPS; /* not UTF-8: compared by bytes */
@@ -852,17 +855,9 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
         chars = NULL;
     if (build_words(m, v) < 0)
         return -1;
-    if (n > m->cap_marked) {
-        size_t cap = m->cap_marked ? m->cap_marked : 256;
-        tok_id *t;
-
-        while (cap < n)
-            cap *= 2;
-        if ((t = realloc(m->marked, cap * sizeof(*t))) == NULL)
-            return -1;
-        m->marked = t;
-        m->cap_marked = cap;
-    }
+    if (grow((void **)&m->marked, &m->cap_marked, n, sizeof(*m->marked), 256) <
+        0)
+        return -1;
     while (i < n) {
         size_t max_l = n - i < v->max_word_len ? n - i : v->max_word_len;
         uint32_t c = chars ? chars[i] : 0, cjk;
