@@ -326,24 +326,67 @@ cjk_run(struct state *st, const char *text, size_t len, size_t i)
 {
     const unsigned char *s = (const unsigned char *)text;
     const tok_id *run = st->t->cjk_run;
+    struct tok_encoding *e = st->e;
     size_t j = i;
 
-    while (len - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9) {
-        uint32_t cp = tok_utf8_decode3(s + j);
-        tok_id id = run[cp - TOK_CJK_RUN_LO];
-
-        if (id == TOK_CJK_RUN_NO)
-            break;
-        if (j == i && (st->s->n_total || st->s->n_pend)) {
-            end_word(st);
-            if (st->rc)
-                return j;
-        }
-        if (emit_char(st, id, j, j + 3, cp) < 0)
-            return j;
-        j += 3;
+    if (len - i < 3 ||
+        run[tok_utf8_decode3(s + i) - TOK_CJK_RUN_LO] == TOK_CJK_RUN_NO)
+        return i;
+    if (st->s->n_total || st->s->n_pend) {
+        end_word(st);
+        if (st->rc)
+            return i;
     }
-    return j;
+    for (;;) {
+        /* As many characters as the arrays have room for, without a
+         * capacity check or the optional arrays' flags a character. */
+        size_t room = e->cap - e->n, n = e->n, stop;
+
+        if (room == 0) {
+            if (tok_encoding_grow(e) < 0) {
+                st->rc = TOK_ENOMEM;
+                return j;
+            }
+            continue;
+        }
+        stop = len - j >= 3 * room ? j + 3 * room : len;
+        if (e->want_offsets) {
+            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
+                uint32_t cp = tok_utf8_decode3(s + j);
+                tok_id id = run[cp - TOK_CJK_RUN_LO];
+
+                if (id == TOK_CJK_RUN_NO)
+                    break;
+                e->ids[n] = id;
+                e->starts[n] = j;
+                e->ends[n] = j + 3;
+                if (e->want_chars)
+                    e->chars[n] = cp;
+            }
+        } else if (e->want_chars) {
+            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
+                uint32_t cp = tok_utf8_decode3(s + j);
+                tok_id id = run[cp - TOK_CJK_RUN_LO];
+
+                if (id == TOK_CJK_RUN_NO)
+                    break;
+                e->ids[n] = id;
+                e->chars[n] = cp;
+            }
+        } else {
+            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
+                tok_id id = run[tok_utf8_decode3(s + j) - TOK_CJK_RUN_LO];
+
+                if (id == TOK_CJK_RUN_NO)
+                    break;
+                e->ids[n] = id;
+            }
+        }
+        e->n = n;
+        /* Stopped by the room left (the arrays are full): go on. */
+        if (n < e->cap || len - j < 3 || s[j] < 0xE4 || s[j] > 0xE9)
+            return j;
+    }
 }
 
 static inline unsigned char

@@ -537,6 +537,65 @@ test_encode_chars(void)
     tok_vocab_free(v);
 }
 
+/* A run of ideographs longer than the arrays' first capacities (256,
+ * 512), for each choice of the optional arrays: every token, offset and
+ * chars entry as the characters give them, up to a character the vocab
+ * lacks ([UNK], on the general path) and after a word still open. */
+static void
+test_encode_long_cjk_run(void)
+{
+    struct tok_vocab *v = vocab_from(toy_vocab);
+    struct tok_tokenizer *t = tokenizer_from(v, TOK_FLAVOR_ERNIE, 1);
+    static const char *chars[] = { "我", "爱", "北", "京", "天", "安", "门" };
+    static const uint32_t cps[] = { 0x6211, 0x7231, 0x5317, 0x4EAC,
+                                    0x5929, 0x5B89, 0x95E8 };
+    enum { RUN = 700 };
+    char *text = malloc(2 + 3 * RUN + 3 + 1);
+    size_t len = 0;
+
+    if (text == NULL)
+        return;
+    memcpy(text, "he", 2); /* the word "he", closed by the run */
+    len = 2;
+    for (size_t i = 0; i < RUN; i++, len += 3)
+        memcpy(text + len, chars[i % 7], 3);
+    memcpy(text + len, "好", 3); /* not in the vocab */
+    len += 3;
+    for (int opts = 0; opts < 4; opts++) {
+        struct tok_encoding e;
+
+        tok_encoding_init(&e);
+        e.want_offsets = opts & 1;
+        e.want_chars = (opts >> 1) & 1;
+        CHECK_EQ_INT(tok_encode(t, text, len, &e, NULL), 0);
+        CHECK_EQ_INT(e.n, RUN + 2);
+        if (e.n != RUN + 2)
+            goto next;
+        CHECK_EQ_INT(e.ids[0], tok_vocab_find(v, "he", 2));
+        CHECK_EQ_INT(e.ids[RUN + 1], tok_vocab_special(v, TOK_SPECIAL_UNK));
+        for (size_t i = 0; i < RUN; i++) {
+            size_t k = i + 1;
+
+            CHECK_EQ_INT(e.ids[k], tok_vocab_find(v, chars[i % 7], 3));
+            if (e.want_offsets) {
+                CHECK_EQ_INT(e.starts[k], 2 + 3 * i);
+                CHECK_EQ_INT(e.ends[k], 2 + 3 * i + 3);
+            }
+            if (e.want_chars)
+                CHECK_EQ_INT(e.chars[k], cps[i % 7]);
+        }
+        if (e.want_chars) {
+            CHECK_EQ_INT(e.chars[0], 0);
+            CHECK_EQ_INT(e.chars[RUN + 1], 0);
+        }
+    next:
+        tok_encoding_release(&e);
+    }
+    free(text);
+    tok_tokenizer_free(t);
+    tok_vocab_free(v);
+}
+
 static void
 test_encode_invalid_utf8_names_offset(void)
 {
@@ -664,5 +723,6 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_encode_huge_word_is_one_unk),
       TEST(test_encode_offsets_cover_source_bytes),
       TEST(test_encode_offsets_switched_on_later), TEST(test_encode_chars),
+      TEST(test_encode_long_cjk_run),
       TEST(test_encode_invalid_utf8_names_offset), TEST(test_decode_roundtrip),
       TEST(test_flavor_symbols), TEST(test_encode_threads_share_tokenizer))
