@@ -667,6 +667,74 @@ longest_probe(const struct tok_jedge *e, size_t slots)
     return longest + 1;
 }
 
+/* The weights order_edges() sorts by: per node, the sum of the
+ * frequencies of the words at and below it. */
+static const double *edge_weight;
+
+/* Heaviest subtree first; equal weights by key, so the model's bytes do
+ * not depend on qsort. */
+static int
+by_weight(const void *a, const void *b)
+{
+    const struct tok_jedge *x = a, *y = b;
+    double wx = edge_weight[tok_jedge_child(x)],
+           wy = edge_weight[tok_jedge_child(y)];
+
+    if (wx != wy)
+        return wx > wy ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Put the edges back into the table heaviest subtree first (the sum of
+ * the dictionary frequencies of the words at and below the child), so
+ * that the edges text walks through most often sit in their home slot:
+ * a hit reads one slot and its key test goes the way the branch
+ * predictor expects.  Same table, same edges, other slots: the format is
+ * unchanged.  A child is created after its parent, so a pass over node
+ * ids from the last adds each subtree into its parent. */
+static int
+order_edges(struct tok_jieba *j)
+{
+    size_t slots = j->edge_mask + 1, n = 0;
+    uint32_t *parent = calloc(j->n_nodes, sizeof(*parent));
+    double *w = malloc(j->n_nodes * sizeof(*w));
+    struct tok_jedge *all = malloc(j->n_edges * sizeof(*all));
+    int rc = TOK_ENOMEM;
+
+    if (parent == NULL || w == NULL || all == NULL)
+        goto out;
+    for (size_t k = 0; k < slots && n < j->n_edges; k++) {
+        const struct tok_jedge *e = &j->edges[k];
+
+        if (!(e->key & TOK_JEDGE_USED))
+            continue;
+        all[n++] = *e;
+        parent[tok_jedge_child(e)] = (uint32_t)((e->key >> 21) & TOK_JNODE_MAX);
+    }
+    for (size_t k = 0; k < j->n_nodes; k++)
+        w[k] = (double)j->freq[k];
+    for (size_t k = j->n_nodes; k-- > 1;)
+        w[parent[k]] += w[k]; /* root children's parent is 0, the root */
+    edge_weight = w;
+    qsort(all, n, sizeof(*all), by_weight);
+    memset(j->edges, 0, slots * sizeof(*j->edges));
+    for (size_t k = 0; k < n; k++) {
+        size_t i = edge_hash((uint32_t)((all[k].key >> 21) & TOK_JNODE_MAX),
+                             (uint32_t)(all[k].key & 0x1FFFFF)) &
+                   j->edge_mask;
+
+        while (j->edges[i].key & TOK_JEDGE_USED)
+            i = (i + 1) & j->edge_mask;
+        j->edges[i] = all[k];
+    }
+    rc = 0;
+out:
+    free(parent);
+    free(w);
+    free(all);
+    return rc;
+}
+
 int
 tok_jieba_compile(const char *dict_path, const char *hmm_dir,
                   const char *out_path, struct tok_err *err)
@@ -701,6 +769,10 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
                             err)) < 0) {
         tok_jieba_close(j);
         return rc;
+    }
+    if ((rc = order_edges(j)) < 0) {
+        tok_jieba_close(j);
+        return tok_err_set(err, rc, "%s", tok_strerror(rc));
     }
 
     total_size = model_size(j->n_nodes, j->edge_mask + 1, sec);
