@@ -190,7 +190,10 @@ viterbi(struct cut *c, size_t a, size_t b)
     const struct tok_jieba *j = c->j;
     struct cut_scratch *s = c->s;
     const uint32_t *cps = s->cps;
-    size_t n = b - a, begin = 0;
+    /* finalseg's begin starts at 0, the start of its block: here a.  A
+     * path may reach E without a B (its first characters' B and S
+     * emissions missing, as for 嬿 in "中国嬿媞"). */
+    size_t n = b - a, begin = a;
     double v[4];
     int state;
     /* The eight transitions PrevStatus allows, t_<from><to>. */
