@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import os
+import random
 import re
 import subprocess
 import sys
@@ -105,6 +106,31 @@ def run(tool, args, path):
     return p.stdout
 
 
+def rare_hmm_docs(n=3000, seed=20261126):
+    """Short documents, seeded: common words, then characters that
+    finalseg's emission tables lack for some state (a Viterbi path can
+    then start with M or E), so that such blocks also come after a word
+    of their run, and punctuation."""
+    from jieba.finalseg import prob_emit
+    em = prob_emit.P
+    chars = set().union(*(em[s] for s in "BMES"))
+    rare = sorted(c for c in chars if not all(c in em[s] for s in "BMES"))
+    no_start = sorted(c for c in chars if c not in em["B"] and
+                      c not in em["S"])
+    words = ["中国", "我们", "发展", "工作", "可以", "他说", "的", "是", "在"]
+    rnd = random.Random(seed)
+    docs = []
+    for _ in range(n):
+        parts = []
+        for _ in range(rnd.randint(1, 6)):
+            parts.append(rnd.choice(words))
+            parts += [rnd.choice(no_start if rnd.random() < 0.4 else rare)
+                      for _ in range(rnd.randint(1, 4))]
+            parts.append(rnd.choice("，。！ A1."))
+        docs.append("".join(parts))
+    return docs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--segment", required=True)
@@ -151,7 +177,8 @@ def main():
 
     # 2. The full PaddleNLP format on JSONL documents (cmrc2018 contexts and
     # the adversarial table), HMM on and off.
-    for name, texts in (("cmrc2018", docs), ("adversarial", adversarial)):
+    for name, texts in (("cmrc2018", docs), ("adversarial", adversarial),
+                        ("rare-hmm", rare_hmm_docs())):
         path = os.path.join(work, name + ".jsonl")
         with open(path, "w", encoding="utf-8") as fh:
             for t in texts:
