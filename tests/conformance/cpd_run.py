@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import pickle
+import random
 import re
 import shutil
 import subprocess
@@ -220,6 +221,48 @@ def cmrc_documents(data, per_doc=4):
             for i in range(0, len(paras), per_doc)]
 
 
+def random_documents(n=800, seed=20261126):
+    """Documents, seeded, made to meet the whole-word marking's corners:
+    jieba's dictionary words (repeated within a document, so that a word
+    of one sentence is found again at other positions), characters that
+    finalseg's emission tables lack for some state, Latin words in mixed
+    case, digits, full-width forms, and the sentence terminators."""
+    import jieba
+    from jieba.finalseg import prob_emit
+    em = prob_emit.P
+    chars = set().union(*(em[s] for s in "BMES"))
+    rare = sorted(c for c in chars if not all(c in em[s] for s in "BMES"))
+    no_start = sorted(c for c in chars if c not in em["B"] and
+                      c not in em["S"])  # Viterbi paths from M or E
+    with open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"),
+              encoding="utf-8") as f:
+        dict_words = [ln.split(" ")[0] for ln in f]
+    rnd = random.Random(seed)
+    latin = ["iPhone", "ERNIE", "GPU", "hello", "x86", "2026", "3.14",
+             "100%", "ＡＢＣ", "１２３", "C++", "e-mail", "Ünïcode"]
+    docs = []
+    for _ in range(n):
+        vocab = [rnd.choice(dict_words) for _ in range(12)]
+        sentences = []
+        for _ in range(rnd.randint(1, 6)):
+            parts = []
+            for _ in range(rnd.randint(2, 14)):
+                r = rnd.random()
+                if r < 0.6:
+                    parts.append(rnd.choice(vocab))
+                elif r < 0.7:
+                    parts.append(rnd.choice(rare))
+                elif r < 0.75:
+                    parts.append(rnd.choice(no_start))
+                elif r < 0.85:
+                    parts.append(rnd.choice(latin))
+                else:
+                    parts.append(rnd.choice("，、的了是在 "))
+            sentences.append("".join(parts) + rnd.choice("。！？；\n"))
+        docs.append("".join(sentences))
+    return docs
+
+
 def write_jsonl(texts, path, ensure_ascii=False):
     with open(path, "w", encoding="utf-8") as f:
         for t in texts:
@@ -268,6 +311,7 @@ def main():
                            "adversarial.jsonl"), encoding="utf-8") as f:
         corpora["adversarial"] = [json.loads(ln)["text"] for ln in f
                                   if ln.strip()]
+    corpora["random"] = random_documents()
     seg_key = ("segmented", tuple(cmrc))
     corpora["cmrc2018-segmented"] = cached(args.cache, seg_key,
                                            lambda: segmented(cmrc))
@@ -300,6 +344,10 @@ def main():
          ["-S", "--chinese", "-W", "--cn-splited", "--cn-split-dimer", "||"],
          {"split": True, "wwm": True, "cn_splited": True, "dimer": "||"}),
         ("adversarial", "ernie-3.0-base-zh", ["-S", "--chinese", "-W"],
+         {"split": True, "wwm": True}),
+        ("random", "ernie-3.0-base-zh", ["-S", "--chinese", "-W"],
+         {"split": True, "wwm": True}),
+        ("random", "bert-base-chinese", ["-S", "--chinese", "-W"],
          {"split": True, "wwm": True}),
         ("adversarial", "bert-base-chinese",
          ["-S", "--chinese", "-W", "--cn-splited"],
