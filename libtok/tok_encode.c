@@ -316,6 +316,32 @@ feed(struct state *st, uint32_t cp, size_t start, size_t end)
     }
 }
 
+/* The ideographs of s[j, stop) that cjk_run() takes, appended to e,
+ * which has room for them; returns where they end. */
+static inline size_t
+cjk_fill(struct tok_encoding *e, const tok_id *run, const unsigned char *s,
+         size_t j, size_t stop, bool offsets, bool chars)
+{
+    size_t n = e->n;
+
+    for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
+        uint32_t cp = tok_utf8_decode3(s + j);
+        tok_id id = run[cp - TOK_CJK_RUN_LO];
+
+        if (id == TOK_CJK_RUN_NO)
+            break;
+        e->ids[n] = id;
+        if (offsets) {
+            e->starts[n] = j;
+            e->ends[n] = j + 3;
+        }
+        if (chars)
+            e->chars[n] = cp;
+    }
+    e->n = n;
+    return j;
+}
+
 /* A run of characters from text[i] that are each a token of their own
  * (CJK ideographs that normalization leaves alone): each emitted with one
  * table load, without the class checks and the word state of the general
@@ -340,7 +366,7 @@ cjk_run(struct state *st, const char *text, size_t len, size_t i)
     for (;;) {
         /* As many characters as the arrays have room for, without a
          * capacity check or the optional arrays' flags a character. */
-        size_t room = e->cap - e->n, n = e->n, stop;
+        size_t room = e->cap - e->n, stop;
 
         if (room == 0) {
             if (tok_encoding_grow(e) < 0) {
@@ -350,41 +376,15 @@ cjk_run(struct state *st, const char *text, size_t len, size_t i)
             continue;
         }
         stop = len - j >= 3 * room ? j + 3 * room : len;
-        if (e->want_offsets) {
-            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
-                uint32_t cp = tok_utf8_decode3(s + j);
-                tok_id id = run[cp - TOK_CJK_RUN_LO];
-
-                if (id == TOK_CJK_RUN_NO)
-                    break;
-                e->ids[n] = id;
-                e->starts[n] = j;
-                e->ends[n] = j + 3;
-                if (e->want_chars)
-                    e->chars[n] = cp;
-            }
-        } else if (e->want_chars) {
-            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
-                uint32_t cp = tok_utf8_decode3(s + j);
-                tok_id id = run[cp - TOK_CJK_RUN_LO];
-
-                if (id == TOK_CJK_RUN_NO)
-                    break;
-                e->ids[n] = id;
-                e->chars[n] = cp;
-            }
-        } else {
-            for (; stop - j >= 3 && s[j] >= 0xE4 && s[j] <= 0xE9; j += 3, n++) {
-                tok_id id = run[tok_utf8_decode3(s + j) - TOK_CJK_RUN_LO];
-
-                if (id == TOK_CJK_RUN_NO)
-                    break;
-                e->ids[n] = id;
-            }
-        }
-        e->n = n;
+        /* The flags as constants where it counts (no offsets). */
+        if (e->want_offsets)
+            j = cjk_fill(e, run, s, j, stop, true, e->want_chars);
+        else if (e->want_chars)
+            j = cjk_fill(e, run, s, j, stop, false, true);
+        else
+            j = cjk_fill(e, run, s, j, stop, false, false);
         /* Stopped by the room left (the arrays are full): go on. */
-        if (n < e->cap || len - j < 3 || s[j] < 0xE4 || s[j] > 0xE9)
+        if (e->n < e->cap || len - j < 3 || s[j] < 0xE4 || s[j] > 0xE9)
             return j;
     }
 }
