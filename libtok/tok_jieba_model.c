@@ -667,22 +667,22 @@ longest_probe(const struct tok_jedge *e, size_t slots)
     return longest + 1;
 }
 
-/* The weights order_edges() sorts by: per node, the sum of the
- * frequencies of the words at and below it. */
-static const double *edge_weight;
+/* An edge and the weight order_edges() sorts it by. */
+struct weighted_edge {
+    double weight;
+    struct tok_jedge edge;
+};
 
-/* Heaviest subtree first; equal weights by key, so the model's bytes do
- * not depend on qsort. */
+/* Heaviest first; equal weights by key, so the model's bytes do not
+ * depend on qsort. */
 static int
 by_weight(const void *a, const void *b)
 {
-    const struct tok_jedge *x = a, *y = b;
-    double wx = edge_weight[tok_jedge_child(x)],
-           wy = edge_weight[tok_jedge_child(y)];
+    const struct weighted_edge *x = a, *y = b;
 
-    if (wx != wy)
-        return wx > wy ? -1 : 1;
-    return (x->key > y->key) - (x->key < y->key);
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    return (x->edge.key > y->edge.key) - (x->edge.key < y->edge.key);
 }
 
 /* Put the edges back into the table heaviest subtree first (the sum of
@@ -691,14 +691,15 @@ by_weight(const void *a, const void *b)
  * a hit reads one slot and its key test goes the way the branch
  * predictor expects.  Same table, same edges, other slots: the format is
  * unchanged.  A child is created after its parent, so a pass over node
- * ids from the last adds each subtree into its parent. */
+ * ids from the last adds each subtree into its parent (the root's
+ * children, kept in root[], add into node 0, which nothing reads). */
 static int
 order_edges(struct tok_jieba *j)
 {
     size_t slots = j->edge_mask + 1, n = 0;
     uint32_t *parent = calloc(j->n_nodes, sizeof(*parent));
     double *w = malloc(j->n_nodes * sizeof(*w));
-    struct tok_jedge *all = malloc(j->n_edges * sizeof(*all));
+    struct weighted_edge *all = malloc(j->n_edges * sizeof(*all));
     int rc = TOK_ENOMEM;
 
     if (parent == NULL || w == NULL || all == NULL)
@@ -708,24 +709,27 @@ order_edges(struct tok_jieba *j)
 
         if (!(e->key & TOK_JEDGE_USED))
             continue;
-        all[n++] = *e;
+        all[n++].edge = *e;
         parent[tok_jedge_child(e)] = (uint32_t)((e->key >> 21) & TOK_JNODE_MAX);
     }
+    /* Sums of int64 frequencies stay below 2^53: exact in a double. */
     for (size_t k = 0; k < j->n_nodes; k++)
         w[k] = (double)j->freq[k];
     for (size_t k = j->n_nodes; k-- > 1;)
-        w[parent[k]] += w[k]; /* root children's parent is 0, the root */
-    edge_weight = w;
+        w[parent[k]] += w[k];
+    for (size_t k = 0; k < n; k++)
+        all[k].weight = w[tok_jedge_child(&all[k].edge)];
     qsort(all, n, sizeof(*all), by_weight);
     memset(j->edges, 0, slots * sizeof(*j->edges));
     for (size_t k = 0; k < n; k++) {
-        size_t i = edge_hash((uint32_t)((all[k].key >> 21) & TOK_JNODE_MAX),
-                             (uint32_t)(all[k].key & 0x1FFFFF)) &
+        const struct tok_jedge *e = &all[k].edge;
+        size_t i = edge_hash((uint32_t)((e->key >> 21) & TOK_JNODE_MAX),
+                             (uint32_t)(e->key & 0x1FFFFF)) &
                    j->edge_mask;
 
         while (j->edges[i].key & TOK_JEDGE_USED)
             i = (i + 1) & j->edge_mask;
-        j->edges[i] = all[k];
+        j->edges[i] = *e;
     }
     rc = 0;
 out:
