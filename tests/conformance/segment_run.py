@@ -175,8 +175,9 @@ def main():
             res.check("%s words %s" % (name, "hmm" if hmm else "no-hmm"),
                       run(args.segment, ["-r", "none"] + flag, path), ref)
 
-    # 2. The full PaddleNLP format on JSONL documents (cmrc2018 contexts and
-    # the adversarial table), HMM on and off.
+    # 2. The full PaddleNLP format on JSONL documents (cmrc2018 contexts,
+    # the adversarial table and the seeded rare-character corpus), HMM on
+    # and off.
     for name, texts in (("cmrc2018", docs), ("adversarial", adversarial),
                         ("rare-hmm", rare_hmm_docs())):
         path = os.path.join(work, name + ".jsonl")
