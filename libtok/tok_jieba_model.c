@@ -62,6 +62,20 @@ tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp)
     return e ? tok_jedge_child(e) : 0;
 }
 
+/* Put edge e into the first free slot from its home in table (mask + 1
+ * slots, at least one free), as a search expects it. */
+static void
+edge_place(struct tok_jedge *table, size_t mask, const struct tok_jedge *e)
+{
+    size_t i = edge_hash((uint32_t)((e->key >> 21) & TOK_JNODE_MAX),
+                         (uint32_t)(e->key & 0x1FFFFF)) &
+               mask;
+
+    while (table[i].key & TOK_JEDGE_USED)
+        i = (i + 1) & mask;
+    table[i] = *e;
+}
+
 static int
 edges_resize(struct tok_jieba *j, size_t slots)
 {
@@ -74,18 +88,9 @@ edges_resize(struct tok_jieba *j, size_t slots)
     j->edges = e;
     j->edge_mask = slots - 1;
     j->max_probe = slots; /* kept at most half full: every search ends */
-    for (size_t k = 0; k < old_n; k++) {
-        size_t i;
-
-        if (!(old[k].key & TOK_JEDGE_USED))
-            continue;
-        i = edge_hash((uint32_t)((old[k].key >> 21) & TOK_JNODE_MAX),
-                      (uint32_t)(old[k].key & 0x1FFFFF)) &
-            j->edge_mask;
-        while (e[i].key & TOK_JEDGE_USED)
-            i = (i + 1) & j->edge_mask;
-        e[i] = old[k];
-    }
+    for (size_t k = 0; k < old_n; k++)
+        if (old[k].key & TOK_JEDGE_USED)
+            edge_place(e, j->edge_mask, &old[k]);
     if (is_heap(j, old))
         free(old);
     return 0;
@@ -721,16 +726,8 @@ order_edges(struct tok_jieba *j)
         all[k].weight = w[tok_jedge_child(&all[k].edge)];
     qsort(all, n, sizeof(*all), by_weight);
     memset(j->edges, 0, slots * sizeof(*j->edges));
-    for (size_t k = 0; k < n; k++) {
-        const struct tok_jedge *e = &all[k].edge;
-        size_t i = edge_hash((uint32_t)((e->key >> 21) & TOK_JNODE_MAX),
-                             (uint32_t)(e->key & 0x1FFFFF)) &
-                   j->edge_mask;
-
-        while (j->edges[i].key & TOK_JEDGE_USED)
-            i = (i + 1) & j->edge_mask;
-        j->edges[i] = *e;
-    }
+    for (size_t k = 0; k < n; k++)
+        edge_place(j->edges, j->edge_mask, &all[k].edge);
     rc = 0;
 out:
     free(parent);
