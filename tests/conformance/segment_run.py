@@ -74,6 +74,20 @@ def words_doc(text, cut):
     return " ".join(w for w in cut(text) if not w.isspace()) + "\n"
 
 
+def word_spans(texts, cut):
+    """drv_jieba's output: a line of "start-end" byte spans a text, one a
+    word of cut(text), whitespace words included."""
+    out = []
+    for t in texts:
+        spans, at = [], 0
+        for w in cut(t):
+            n = len(w.encode())
+            spans.append("%d-%d" % (at, at + n))
+            at += n
+        out.append(" ".join(spans) + "\n")
+    return "".join(out).encode()
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
@@ -220,19 +234,12 @@ def main():
         texts = docs[:300] + adversarial
         feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
         for hmm in (True, False):
-            ref = []
-            for t in texts:
-                spans, at = [], 0
-                for w in jieba.cut(t, HMM=hmm):
-                    n = len(w.encode())
-                    spans.append("%d-%d" % (at, at + n))
-                    at += n
-                ref.append(" ".join(spans) + "\n")
             p = subprocess.run([args.drv_jieba, args.model, str(int(hmm))],
                                input=feed, stdout=subprocess.PIPE)
             res.check("tok_jieba_cut spans %s" % ("hmm" if hmm else "no-hmm"),
                       p.stdout if p.returncode == 0
-                      else b"exit %d" % p.returncode, "".join(ref).encode())
+                      else b"exit %d" % p.returncode,
+                      word_spans(texts, lambda t: jieba.cut(t, HMM=hmm)))
 
     # 6. A user dictionary, loaded as jieba.load_userdict does (in a fresh
     # jieba instance, so the main one stays untouched).
@@ -250,6 +257,17 @@ def main():
         res.check("user dictionary %s" % ("hmm" if hmm else "no-hmm"),
                   run(args.segment, ["-f", "jsonl", "-U", udict] + flag,
                       path), ref)
+    # The same words through the library with the model's edge table read
+    # from the mapping (the tool reads a copy on huge pages where the
+    # kernel offers them): the user dictionary then copies the table.
+    if args.drv_jieba:
+        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
+        p = subprocess.run([args.drv_jieba, args.model, "1", udict],
+                           input=feed, stdout=subprocess.PIPE)
+        res.check("tok_jieba_cut spans, user dictionary",
+                  p.stdout if p.returncode == 0
+                  else b"exit %d" % p.returncode,
+                  word_spans(texts, lambda t: tk.cut(t, HMM=True)))
 
     # 7. json-pack: trans_to_json.py on segment's own output, and on text
     # with every kind of line end, blank-looking lines and escapes.
