@@ -47,6 +47,7 @@ struct mark_tok {
 
 struct wwm_vocab {
     struct mark_tok *tok; /* per id of the vocab */
+    uint64_t *has_cjk;    /* bit per id: its cjk_first is not 0 */
     uint64_t *hash;       /* per id: hash_bytes() of its token */
     const char **str;     /* per id: its token ("" if none) */
     tok_id *cont;         /* per id: the id of "##" + token (else [UNK]) */
@@ -268,9 +269,10 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
     v->hash = calloc(n ? n : 1, sizeof(*v->hash));
     v->cont = malloc((n ? n : 1) * sizeof(*v->cont));
     v->str = calloc(n ? n : 1, sizeof(*v->str));
+    v->has_cjk = calloc(n / 64 + 1, sizeof(*v->has_cjk));
     v->sep = calloc(v->sep_len + WWM_SLACK, 1);
     if (v->tok == NULL || v->hash == NULL || v->cont == NULL ||
-        v->str == NULL || v->sep == NULL)
+        v->str == NULL || v->has_cjk == NULL || v->sep == NULL)
         goto fail;
     memcpy(v->sep, sep, v->sep_len);
     for (size_t id = 0; id < n; id++) {
@@ -297,6 +299,8 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
             max_len = len;
         if (has_cjk(t, len) && tok_utf8_decode(t, len, &mt->cjk_first) == 0)
             mt->cjk_first = 0; /* cannot be: the vocab is valid UTF-8 */
+        if (mt->cjk_first)
+            v->has_cjk[id / 64] |= 1ULL << (id % 64);
         /* "##" + token, on the stack unless it is a long one */
         if (len + 2 > sizeof(buf) && (cont = malloc(len + 2)) == NULL)
             goto fail;
@@ -325,6 +329,7 @@ wwm_vocab_free(struct wwm_vocab *v)
     if (v == NULL)
         return;
     free(v->tok);
+    free(v->has_cjk);
     free(v->hash);
     free(v->str);
     free(v->cont);
@@ -864,11 +869,15 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
         size_t l;
 
         /* The token's first code point if it holds a Chinese character:
-         * from chars when it is one character, else from its mark_tok. */
+         * from chars when it is one character, else from its mark_tok,
+         * read only for the few ids whose bit says so (a Latin or digit
+         * piece would miss the cache for nothing). */
         if (c != 0)
             cjk = c >= 0x4E00 && c <= 0x9FA5 ? c : 0;
         else
-            cjk = v->tok[ids[i]].cjk_first;
+            cjk = v->has_cjk[(size_t)ids[i] / 64] >> ((size_t)ids[i] % 64) & 1
+                      ? v->tok[ids[i]].cjk_first
+                      : 0;
         /* A window that is a word starts with that word's first code
          * point, so only words that start with this token's can be it. */
         if (cjk == 0) {
