@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -294,6 +295,47 @@ cli_jieba_model_path(void)
         }
     }
     return strdup(DATADIR "/jieba.model");
+}
+
+struct tok_jieba *
+cli_jieba_open(const char *model, const char *user_dict, uint64_t input_bytes)
+{
+    struct tok_jieba *j;
+    struct tok_err e;
+    char *found = model ? NULL : cli_jieba_model_path();
+    int flags = input_bytes > 0 && input_bytes < CLI_JIEBA_COPY_MIN
+                    ? TOK_JIEBA_OPEN_MAPPED
+                    : 0;
+
+    if (model == NULL && (model = found) == NULL)
+        err(1, NULL);
+    if (tok_jieba_open_flags(&j, model, flags, &e) < 0)
+        errx(1, "%s", e.msg);
+    if (user_dict && tok_jieba_load_userdict(j, user_dict, &e) < 0)
+        errx(1, "%s", e.msg);
+    free(found);
+    return j;
+}
+
+uint64_t
+cli_plain_bytes(int argc, char *const *argv)
+{
+    uint64_t total = 0;
+    struct stat st;
+
+    if (argc == 0)
+        return fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)
+                   ? (uint64_t)st.st_size
+                   : 0;
+    for (int i = 0; i < argc; i++) {
+        int rc = strcmp(argv[i], "-") == 0 ? fstat(STDIN_FILENO, &st)
+                                           : stat(argv[i], &st);
+
+        if (rc != 0 || !S_ISREG(st.st_mode) || cli_ends_with(argv[i], ".zst"))
+            return 0;
+        total += (uint64_t)st.st_size;
+    }
+    return total;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -40,6 +40,22 @@ void cli_print_version(const char *tool);
  * installed DATADIR/jieba.model.  Returns a malloc'd path or NULL. */
 char *cli_jieba_model_path(void);
 
+/* cli_jieba_open: the jieba segmenter of model (NULL: the one
+ * cli_jieba_model_path() finds), with user_dict's words (NULL: none);
+ * exits with the library's message on failure.  input_bytes is the
+ * size of the input when known (0 if not): below CLI_JIEBA_COPY_MIN the
+ * model's edge table is read from the mapping, since copying it to huge
+ * pages (see jieba-model(5)) costs a few milliseconds that a small input
+ * does not win back. */
+#define CLI_JIEBA_COPY_MIN ((uint64_t)8 << 20)
+struct tok_jieba *cli_jieba_open(const char *model, const char *user_dict,
+                                 uint64_t input_bytes);
+
+/* cli_plain_bytes: the summed size of the inputs named by argv[0..argc)
+ * (none, or "-": standard input) if every one is a regular file and none
+ * a .zst, else 0 (unknown). */
+uint64_t cli_plain_bytes(int argc, char *const *argv);
+
 /* ------------------------------------------------------------------------ */
 /* Sentence breaks by ICU (cli_icu.c)                                        */
 

@@ -589,7 +589,6 @@ main(int argc, char **argv)
     enum ds_dtype dtype;
     const char *vocab_path = NULL, *merges_path = NULL, *prefix = NULL;
     const char *model = NULL, *user_dict = NULL;
-    char *model_alloc = NULL;
     const char *dimer = " ";
     struct wwm_vocab *marks = NULL;
     unsigned n_threads = cli_default_threads();
@@ -791,19 +790,9 @@ main(int argc, char **argv)
                   tok_vocab_n_ids(ext));
     }
 
-    if (c.wwm && !c.cn_splited) {
-        if (model == NULL) {
-            model_alloc = cli_jieba_model_path();
-            if (model_alloc == NULL)
-                err(1, NULL);
-            model = model_alloc;
-        }
-        if (tok_jieba_open(&jieba, model, &e) < 0)
-            errx(1, "%s", e.msg);
-        if (user_dict && tok_jieba_load_userdict(jieba, user_dict, &e) < 0)
-            errx(1, "%s", e.msg);
-        c.jieba = jieba;
-    }
+    if (c.wwm && !c.cn_splited)
+        c.jieba = jieba =
+            cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
     c.bpe = bpe;
 
     c.workers = calloc(n_threads, sizeof(*c.workers));
@@ -905,7 +894,6 @@ main(int argc, char **argv)
     cli_files_release(&files);
     free(c.workers);
     wwm_vocab_free(marks);
-    free(model_alloc);
     tok_jieba_close(jieba);
     tok_tokenizer_free(tok);
     tok_vocab_free(vocab);

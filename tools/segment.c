@@ -531,11 +531,9 @@ main(int argc, char **argv)
     };
     struct ctx c;
     struct tok_jieba *jieba = NULL;
-    struct tok_err e;
     struct cli_output out;
     struct cli_run run;
     const char *model = NULL, *out_path = NULL, *user_dict = NULL;
-    char *model_alloc = NULL;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false, key_given = false;
     int ch, rval = 0;
@@ -625,16 +623,7 @@ main(int argc, char **argv)
     argv += optind;
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
-    if (model == NULL) {
-        model_alloc = cli_jieba_model_path();
-        if (model_alloc == NULL)
-            err(1, NULL);
-        model = model_alloc;
-    }
-    if (tok_jieba_open(&jieba, model, &e) < 0)
-        errx(1, "%s", e.msg);
-    if (user_dict && tok_jieba_load_userdict(jieba, user_dict, &e) < 0)
-        errx(1, "%s", e.msg);
+    jieba = cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
     c.jieba = jieba;
     c.workers = calloc(n_threads, sizeof(*c.workers));
     if (c.workers == NULL)
@@ -676,7 +665,6 @@ main(int argc, char **argv)
         cli_sentences_free(w->sentences);
     }
     free(c.workers);
-    free(model_alloc);
     tok_jieba_close(jieba);
     return cli_exit_status(rval);
 }
