@@ -84,7 +84,8 @@ edge_place(struct tok_jedge *table, size_t mask, const struct tok_jedge *e)
  * walk the page tables; on 2 MB pages the table takes 8 TLB entries.  A
  * file mapping gets 2 MB pages only on some file systems, so an edge table
  * the cutter reads lives in anonymous memory the kernel is asked to back
- * with transparent huge pages (segment: 7 % less CPU, BENCHMARKS.md). */
+ * with transparent huge pages (segment: 5-8 % less CPU on 18.7 MB,
+ * BENCHMARKS.md). */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* Whether the kernel backs memory advised MADV_HUGEPAGE with huge pages:
@@ -1119,7 +1120,7 @@ make_private(struct tok_jieba *j, const char *dict_path, struct tok_err *err)
     struct tok_jedge *root, *e = j->edges;
     uint64_t *bloom;
     size_t slots = j->edge_mask + 1;
-    bool copy_edges = !is_heap(j, j->edges); /* not on huge pages yet */
+    bool copy_edges = !is_heap(j, j->edges); /* still the mapping's */
     int rc;
 
     if (j->heap)
