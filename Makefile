@@ -73,6 +73,7 @@ include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk
 include mk/docs.mk
+include mk/pgo.mk
 
 # ---------------------------------------------------------------- rules
 $(BUILD)/%.o: %.c
@@ -142,7 +143,7 @@ uninstall:
 
 .PHONY: clean
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-pgo
 
 .PHONY: help
 help:
@@ -155,6 +156,9 @@ help:
 	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
 	@echo '  bench      time tokenize against its peers (bench/tokenize.sh)'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
+	@echo '  pgo        the preprocessing tools with profile-guided'
+	@echo '             optimization (build-pgo/, trained on $$(DATA));'
+	@echo '             test-pgo checks their output against build/'
 	@echo '  format     rewrite sources with clang-format'
 	@echo '  install    to $$(DESTDIR)$$(PREFIX); uninstall removes them'
 	@echo '  clean      remove build directories'
