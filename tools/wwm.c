@@ -48,6 +48,8 @@ struct mark_tok {
 struct wwm_vocab {
     struct mark_tok *tok; /* per id of the vocab */
     uint64_t *has_cjk;    /* bit per id: its cjk_first is not 0 */
+    uint64_t *starts;     /* bit per BMP code point: some id's cjk_first */
+    bool astral_starts;   /* some id's cjk_first is past the BMP */
     uint64_t *hash;       /* per id: hash_bytes() of its token */
     const char **str;     /* per id: its token ("" if none) */
     tok_id *cont;         /* per id: the id of "##" + token (else [UNK]) */
@@ -270,9 +272,11 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
     v->cont = malloc((n ? n : 1) * sizeof(*v->cont));
     v->str = calloc(n ? n : 1, sizeof(*v->str));
     v->has_cjk = calloc(n / 64 + 1, sizeof(*v->has_cjk));
+    v->starts = calloc(0x10000 / 64, sizeof(*v->starts));
     v->sep = calloc(v->sep_len + WWM_SLACK, 1);
     if (v->tok == NULL || v->hash == NULL || v->cont == NULL ||
-        v->str == NULL || v->has_cjk == NULL || v->sep == NULL)
+        v->str == NULL || v->has_cjk == NULL || v->starts == NULL ||
+        v->sep == NULL)
         goto fail;
     memcpy(v->sep, sep, v->sep_len);
     for (size_t id = 0; id < n; id++) {
@@ -299,8 +303,13 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
             max_len = len;
         if (has_cjk(t, len) && tok_utf8_decode(t, len, &mt->cjk_first) == 0)
             mt->cjk_first = 0; /* cannot be: the vocab is valid UTF-8 */
-        if (mt->cjk_first)
+        if (mt->cjk_first) {
             v->has_cjk[id / 64] |= 1ULL << (id % 64);
+            if (mt->cjk_first < 0x10000)
+                v->starts[mt->cjk_first / 64] |= 1ULL << (mt->cjk_first % 64);
+            else
+                v->astral_starts = true;
+        }
         /* "##" + token, on the stack unless it is a long one */
         if (len + 2 > sizeof(buf) && (cont = malloc(len + 2)) == NULL)
             goto fail;
@@ -330,6 +339,7 @@ wwm_vocab_free(struct wwm_vocab *v)
         return;
     free(v->tok);
     free(v->has_cjk);
+    free(v->starts);
     free(v->hash);
     free(v->str);
     free(v->cont);
@@ -527,6 +537,20 @@ wwm_split(struct wwm *m, const struct wwm_vocab *v, const char *s, size_t len,
 /* ------------------------------------------------------------------------ */
 /* The sentence's words                                                      */
 
+/* Can a window that starts with code point cp be looked up?  Only a
+ * token that holds a Chinese character starts one, and the window's first
+ * code point is that token's (its cjk_first): words that start with any
+ * other code point (numbers, Latin words) are never looked up, and are
+ * left out of the chains (16 distinct years in a paragraph would send it
+ * down the hashed path). */
+static inline bool
+may_start(const struct wwm_vocab *v, uint32_t cp)
+{
+    if (cp >= 0x10000)
+        return v->astral_starts;
+    return (v->starts[cp / 64] >> (cp % 64)) & 1;
+}
+
 /* The slot of cp in the first-code-point table: its own, or the empty
  * one where it would go. */
 static struct first *
@@ -562,7 +586,7 @@ hash_word(struct wwm *m, size_t i)
 /* The hashed path's tables: every word of two characters or more in the
  * set, and the lengths of those of each first code point. */
 static int
-build_hashed(struct wwm *m)
+build_hashed(struct wwm *m, const struct wwm_vocab *v)
 {
     size_t cap = 16;
 
@@ -589,7 +613,8 @@ build_hashed(struct wwm *m)
         uint32_t cp;
 
         if (x->len <= utf8_lead_len((unsigned char)x->p[0]) ||
-            (cp = first_code_point(x->p, x->len)) == UINT32_MAX)
+            (cp = first_code_point(x->p, x->len)) == UINT32_MAX ||
+            !may_start(v, cp))
             continue;
         hash_word(m, i);
         f = first_slot(m->first, cap, cp);
@@ -685,8 +710,9 @@ build_words(struct wwm *m, const struct wwm_vocab *v)
         int32_t *ch, j;
         uint32_t cp;
 
-        if ((cp = first_code_point(x->p, x->len)) == UINT32_MAX)
-            continue; /* no token starts with it */
+        if ((cp = first_code_point(x->p, x->len)) == UINT32_MAX ||
+            !may_start(v, cp))
+            continue; /* no window that is looked up starts with it */
         ch = &m->chains[cp % CHAIN_HEADS];
         if (*ch < 0)
             m->touched[m->n_touched++] = cp % CHAIN_HEADS;
@@ -698,7 +724,7 @@ build_words(struct wwm *m, const struct wwm_vocab *v)
             continue; /* seen before */
         if (n == CHAIN_MAX) {
             m->hashed = true;
-            return build_hashed(m);
+            return build_hashed(m, v);
         }
         /* Longest first: the first word that matches is the answer. */
         while (*ch >= 0 && m->words[*ch].len > x->len)

@@ -349,6 +349,11 @@ def main():
          {"split": True, "wwm": True}),
         ("random", "bert-base-chinese", ["-S", "--chinese", "-W"],
          {"split": True, "wwm": True}),
+        # Whole documents as sentences: long ones, whose words starting
+        # with digits (years) outnumber a chain; and BERT's "##<CJK>"
+        # tokens, whose first code point is '#'.
+        ("cmrc2018", "ernie-3.0-base-zh", ["-W"], {"wwm": True}),
+        ("random", "bert-base-chinese", ["-W"], {"wwm": True}),
         ("adversarial", "bert-base-chinese",
          ["-S", "--chinese", "-W", "--cn-splited"],
          {"split": True, "wwm": True, "cn_splited": True}),
