@@ -350,8 +350,11 @@ flush_hmm(struct cut *c, size_t lo, size_t hi)
 
 /* How far ahead of the DAG walk (which goes right to left) the first
  * table lookup of a position is prefetched: the walks of nearby positions
- * are independent, so their loads can overlap.  3 and 6 measured alike
- * (BENCHMARKS.md). */
+ * are independent, so their loads can overlap.  Until 2026-11-26 GCC
+ * compiled these prefetches away (see tok_prefetch()); made real, they
+ * took 5-12 % off `segment` (BENCHMARKS.md).  3, 4 and 5 measured alike;
+ * a second stage that also prefetched the depth-3 lookup (reading the
+ * depth-2 slot) was 20 % slower. */
 #define PREFETCH_AHEAD 3
 
 /* Prefetch the filter word and the table slot of the edge by cps[1] from
@@ -368,9 +371,8 @@ prefetch_pair(const struct tok_jieba *j, const uint32_t *cps)
     if (!(r->key & TOK_JEDGE_USED))
         return;
     node = tok_jedge_child(r);
-    __builtin_prefetch(
-        &j->bloom[tok_bloom_word(tok_jedge_product(node, cps[1]))]);
-    __builtin_prefetch(&j->edges[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
+    tok_prefetch(&j->bloom[tok_bloom_word(tok_jedge_product(node, cps[1]))]);
+    tok_prefetch(&j->edges[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
 }
 
 /* re_han_default's ASCII members (letters, digits, + # & . _ % -), a bit
