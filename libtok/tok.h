@@ -274,19 +274,24 @@ int tok_jieba_compile(const char *dict_path, const char *hmm_dir,
                       const char *out_path, struct tok_err *err);
 
 /* tok_jieba_open: map a compiled model.  Checks magic, version and every
- * size against the file.  Where the kernel offers transparent huge pages,
- * the 16 MB edge table is copied to memory advised for them (fewer TLB
- * misses: see jieba-model(5)); the rest stays mapped.  Free with
- * tok_jieba_close().  Returns 0, TOK_EIO, TOK_EFORMAT or TOK_ENOMEM. */
+ * size against the file.  The model is mapped 2 MB aligned and advised
+ * for transparent huge pages; where the file's cached pages are not 2 MB
+ * folios the kernel can map whole, the 16 MB edge table is copied to
+ * anonymous memory advised for them (fewer TLB misses: see
+ * jieba-model(5)).  Free with tok_jieba_close().  Returns 0, TOK_EIO,
+ * TOK_EFORMAT or TOK_ENOMEM. */
 int tok_jieba_open(struct tok_jieba **out, const char *model_path,
                    struct tok_err *err);
 
 /* Flags of tok_jieba_open_flags(). */
 enum {
-    TOK_JIEBA_OPEN_MAPPED = 1 /* read the edge table from the mapping */
+    TOK_JIEBA_OPEN_MAPPED = 1, /* read the edge table from the mapping */
+    TOK_JIEBA_OPEN_COPY = 2    /* copy it to anonymous memory in any case */
 };
 
-/* tok_jieba_open_flags: tok_jieba_open() with flags (0: the same). */
+/* tok_jieba_open_flags: tok_jieba_open() with flags (0: the same).
+ * TOK_JIEBA_OPEN_MAPPED never copies (a short input does not win back the
+ * copy's cost); TOK_JIEBA_OPEN_COPY always does (without MAPPED). */
 int tok_jieba_open_flags(struct tok_jieba **out, const char *model_path,
                          int flags, struct tok_err *err);
 

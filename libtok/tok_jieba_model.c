@@ -81,11 +81,14 @@ edge_place(struct tok_jedge *table, size_t mask, const struct tok_jedge *e)
 
 /* The DAG walk reads the 16 MB edge table at random.  On 4 KB pages that
  * is 4096 pages, twice what the second-level TLB holds, so most reads also
- * walk the page tables; on 2 MB pages the table takes 8 TLB entries.  A
- * file mapping gets 2 MB pages only on some file systems, so an edge table
- * the cutter reads lives in anonymous memory the kernel is asked to back
- * with transparent huge pages (segment: 5-8 % less CPU on 18.7 MB,
- * BENCHMARKS.md). */
+ * walk the page tables; on 2 MB pages the table takes 8 TLB entries
+ * (segment: 5-8 % less CPU on 18.7 MB, BENCHMARKS.md).  The model is
+ * mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file system
+ * keeps the file's cached pages in 2 MB folios (ext4 and XFS on Linux
+ * 6.16 and later, when the file was read in through such a mapping), the
+ * kernel maps them whole, with no copy and no extra memory.  Where it does
+ * not, an open for a long input copies the table to anonymous memory
+ * advised for huge pages. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* Whether the kernel backs memory advised MADV_HUGEPAGE with huge pages:
@@ -179,16 +182,99 @@ release_mapped(const struct tok_jieba *j, const void *p, size_t len)
         (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Copy a mapped model's edge table to huge pages, when the kernel offers
- * them (else the copy would only cost: 16 MB and a few milliseconds). */
+/* Map the file fd of len bytes read-only at a 2 MB boundary, so that
+ * each 2 MB of the file that the page cache holds in one folio can be
+ * mapped by one huge page; MAP_FAILED on failure. */
+static void *
+map_model(int fd, size_t len)
+{
+    size_t span = len + HUGE_PAGE;
+    char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *a, *p;
+
+    if (r == MAP_FAILED)
+        return mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    a = (char *)(((uintptr_t)r + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    p = mmap(a, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(r, span);
+        return MAP_FAILED;
+    }
+    /* Give back the reservation around it. */
+    if (a > r)
+        munmap(r, (size_t)(a - r));
+    if (r + span > a + len)
+        munmap(a + len, (size_t)(r + span - (a + len)));
+#ifdef MADV_HUGEPAGE
+    /* A cold file is then read in 2 MB folios. */
+    if (huge_pages_offered())
+        (void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+/* How many kB of the mapping that starts at addr 2 MB pages of its file
+ * map ("FilePmdMapped" in /proc/self/smaps), -1 if unknown. */
+static long
+file_pmd_mapped_kb(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512], perms[8];
+    unsigned long start, end;
+    bool in = false;
+    long kb = -1;
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
+            if (in)
+                break; /* the next mapping */
+            in = start == (uintptr_t)addr;
+        } else if (in && sscanf(line, "FilePmdMapped: %ld kB", &kb) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+/* Whether 2 MB pages of the file map most of the edge table: read it in
+ * (MADV_POPULATE_READ, Linux 5.14) and ask the kernel. */
+static bool
+edges_on_file_huge_pages(const struct tok_jieba *j)
+{
+#ifdef MADV_POPULATE_READ
+    uintptr_t a = (uintptr_t)j->edges,
+              b = a + (j->edge_mask + 1) * sizeof(*j->edges);
+    uintptr_t a2 = (a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1),
+              b2 = b & ~(uintptr_t)(HUGE_PAGE - 1);
+    long kb;
+
+    if (b2 <= a2 || madvise((void *)a2, b2 - a2, MADV_POPULATE_READ) < 0)
+        return false;
+    kb = file_pmd_mapped_kb(j->map);
+    /* The huge pages the table's aligned part can have, less one. */
+    return kb >= 0 && (size_t)kb * 1024 + HUGE_PAGE >= b2 - a2;
+#else
+    (void)j;
+    return false;
+#endif
+}
+
+/* Give a mapped model's edge table huge pages, when the kernel offers
+ * them: the file's own, else a copy (16 MB, and a few milliseconds to
+ * fault in: worth it on a long input).  With copy, copy it in any case. */
 static void
-edges_to_huge_pages(struct tok_jieba *j)
+edges_to_huge_pages(struct tok_jieba *j, bool copy)
 {
     size_t slots = j->edge_mask + 1;
     struct tok_jedge *e;
 
-    if (!huge_pages_offered() || (e = edges_map(slots)) == NULL)
-        return; /* the mapping serves, more slowly */
+    if (!copy && (!huge_pages_offered() || edges_on_file_huge_pages(j)))
+        return; /* the mapping serves */
+    if ((e = edges_map(slots)) == NULL)
+        return;
     /* By the huge page, each dropped from the mapping once copied, so the
      * resident set never holds the table twice. */
     for (size_t at = 0, len = slots * sizeof(*e); at < len; at += HUGE_PAGE) {
@@ -726,6 +812,22 @@ write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* Drop the just written (and synced) model from the page cache: the
+ * cutter that first maps it then reads it in through its mapping advised
+ * for huge pages, which (on file systems with large folios) caches it in
+ * 2 MB folios that every later open maps whole.  Written pages are cached
+ * in whatever sizes the writes made.  Only a hint: 0 even if ignored. */
+static int
+drop_cached(int fd)
+{
+#ifdef POSIX_FADV_DONTNEED
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#else
+    (void)fd;
+#endif
+    return 0;
+}
+
 static void
 put32(unsigned char *h, size_t off, uint32_t v)
 {
@@ -913,7 +1015,7 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         write_all(fd, j->bloom, sec[SEC_FILTER]) < 0 ||
         write_all(fd, j->root, sec[SEC_ROOT]) < 0 ||
         write_all(fd, emit, sec[SEC_EMIT]) < 0 || fsync(fd) < 0 ||
-        close(fd) < 0) {
+        drop_cached(fd) < 0 || close(fd) < 0) {
         rc = tok_err_set(err, TOK_EIO, "cannot write '%s': %s", tmp,
                          strerror(errno));
         unlink(tmp);
@@ -990,7 +1092,7 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
         return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
     j->map_len = (size_t)st.st_size;
-    j->map = mmap(NULL, j->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    j->map = map_model(fd, j->map_len);
     close(fd);
     if (j->map == MAP_FAILED) {
         j->map = NULL;
@@ -1052,7 +1154,7 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
     if (rc < 0)
         goto fail;
     if (!(flags & TOK_JIEBA_OPEN_MAPPED))
-        edges_to_huge_pages(j);
+        edges_to_huge_pages(j, flags & TOK_JIEBA_OPEN_COPY);
     *out = j;
     return 0;
 fail:

@@ -241,10 +241,14 @@ def main():
     if args.drv_jieba:
         texts = docs[:300] + adversarial
         feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
-        for hmm in (True, False):
-            p = subprocess.run([args.drv_jieba, args.model, str(int(hmm))],
+        # The edge table read from the mapping, and from a copy.
+        for hmm, how in ((True, []), (False, []), (True, ["-c"])):
+            p = subprocess.run([args.drv_jieba] + how +
+                               [args.model, str(int(hmm))],
                                input=feed, stdout=subprocess.PIPE)
-            res.check("tok_jieba_cut spans %s" % ("hmm" if hmm else "no-hmm"),
+            res.check("tok_jieba_cut spans %s%s" % (
+                          "hmm" if hmm else "no-hmm",
+                          ", copied table" if how else ""),
                       p.stdout if p.returncode == 0
                       else b"exit %d" % p.returncode,
                       word_spans(texts, lambda t: jieba.cut(t, HMM=hmm)))
@@ -266,8 +270,7 @@ def main():
                   run(args.segment, ["-f", "jsonl", "-U", udict] + flag,
                       path, piped=True), ref)
     # The same words through the library with the model's edge table read
-    # from the mapping (the tool reads a copy on huge pages where the
-    # kernel offers them): the user dictionary then copies the table.
+    # from the mapping: the user dictionary then copies the table.
     if args.drv_jieba:
         feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
         p = subprocess.run([args.drv_jieba, args.model, "1", udict],

@@ -4,17 +4,19 @@
  * compare every word it returns, whitespace words included (which the
  * segment tool drops, as PaddleNLP does), with jieba.cut().
  *
- *   drv_jieba MODEL HMM [USERDICT] < texts > words
+ *   drv_jieba [-c] MODEL HMM [USERDICT] < texts > words
  *
  * Each text comes as its length in bytes on a line of its own, then its
  * bytes; each goes out as one line of its words' byte spans, "start-end"
  * separated by spaces.  HMM is 1 or 0.  It reads the model's edge table
- * from the mapping (TOK_JIEBA_OPEN_MAPPED); the segment tool, which the
- * suite also runs, reads the copy on huge pages where the kernel offers
- * them: both ways of opening a model are compared with jieba.
+ * from the mapping (TOK_JIEBA_OPEN_MAPPED), or with -c from a copy
+ * (TOK_JIEBA_OPEN_COPY); the segment tool, which the suite also runs,
+ * opens it with 0 (the file's huge pages, or a copy): every way of
+ * opening a model is compared with jieba.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tok.h"
 
@@ -34,14 +36,19 @@ main(int argc, char **argv)
     char *buf = NULL;
     size_t cap = 0, len;
 
-    int hmm;
+    int hmm, flags = TOK_JIEBA_OPEN_MAPPED;
 
+    if (argc > 1 && strcmp(argv[1], "-c") == 0) {
+        flags = TOK_JIEBA_OPEN_COPY;
+        argc--;
+        argv++;
+    }
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: drv_jieba MODEL HMM [USERDICT] < texts\n");
+        fprintf(stderr, "usage: drv_jieba [-c] MODEL HMM [USERDICT] < texts\n");
         return 2;
     }
     hmm = atoi(argv[2]) ? TOK_JIEBA_HMM : 0;
-    if (tok_jieba_open_flags(&j, argv[1], TOK_JIEBA_OPEN_MAPPED, &e) < 0)
+    if (tok_jieba_open_flags(&j, argv[1], flags, &e) < 0)
         die("open", &e);
     if (argc == 4 && tok_jieba_load_userdict(j, argv[3], &e) < 0)
         die("user dictionary", &e);
