@@ -142,6 +142,14 @@ int tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
 int tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
                    struct tok_err *err);
 
+/* tok_vocab_cont_ids: for each id of v (tok_vocab_n_ids(v) of them),
+ * out[id] gets the id of "##" + its token in v as
+ * tok_vocab_extend_chinese() extends it (v itself if it is extended), or
+ * -1: what tok_vocab_find() answers on a copy so extended, without the
+ * copy.  Returns the number of ids the extension adds (what
+ * tok_vocab_extend_chinese() returns), numbered from tok_vocab_size(v). */
+size_t tok_vocab_cont_ids(const struct tok_vocab *v, tok_id *out);
+
 /* tok_vocab_free: free a vocab; NULL is a no-op. */
 void tok_vocab_free(struct tok_vocab *v);
 

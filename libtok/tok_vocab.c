@@ -531,6 +531,49 @@ tok_vocab_special(const struct tok_vocab *v, enum tok_special s)
     return v->special[s];
 }
 
+/* Whether entry e is one character of U+4E00..U+9FA5: a token that
+ * tok_vocab_extend_chinese() gives a "##" form. */
+static bool
+is_cjk_char_entry(const struct tok_vocab *v, int32_t e)
+{
+    uint32_t cp;
+
+    return e >= 0 && v->entries[e].len == 3 &&
+           tok_utf8_decode(v->arena + v->entries[e].off, 3, &cp) == 3 &&
+           cp >= 0x4E00 && cp <= 0x9FA5;
+}
+
+/* Whether the vocab has "##" + the token of entry e. */
+static tok_id
+cont_of_entry(const struct tok_vocab *v, int32_t e)
+{
+    const char *t = v->arena + v->entries[e].off;
+    size_t len = v->entries[e].len;
+
+    return tok_map_find(v, &v->cont, t, len, 2, hash_bytes(t, len));
+}
+
+size_t
+tok_vocab_cont_ids(const struct tok_vocab *v, tok_id *out)
+{
+    size_t k = 0;
+
+    /* The ids tok_vocab_extend_chinese() would add, in its order. */
+    for (size_t id = 0; id < v->n_ids; id++) {
+        int32_t e = v->by_id[id];
+
+        if (e < 0) {
+            out[id] = -1;
+            continue;
+        }
+        out[id] = cont_of_entry(v, e);
+        if (out[id] < 0 && !v->extended && id < v->n_base &&
+            is_cjk_char_entry(v, e))
+            out[id] = (tok_id)(v->n_base + k++);
+    }
+    return k;
+}
+
 int64_t
 tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
 {
@@ -552,16 +595,9 @@ tok_vocab_extend_chinese(struct tok_vocab *v, struct tok_err *err)
         for (size_t id = 0; id < base; id++) {
             int32_t e = v->by_id[id];
             char buf[6];
-            uint32_t cp;
             size_t off;
 
-            if (e < 0 || v->entries[e].len != 3)
-                continue;
-            if (tok_utf8_decode(v->arena + v->entries[e].off, 3, &cp) != 3 ||
-                cp < 0x4E00 || cp > 0x9FA5)
-                continue;
-            if (tok_map_find(v, &v->cont, v->arena + v->entries[e].off, 3, 2,
-                             hash_bytes(v->arena + v->entries[e].off, 3)) >= 0)
+            if (!is_cjk_char_entry(v, e) || cont_of_entry(v, e) >= 0)
                 continue;
             if (pass == 0) {
                 n_add++;

@@ -45,7 +45,6 @@ struct ctx {
     enum splitter splitter;
     const struct tok_tokenizer *tok;
     const struct tok_vocab *vocab; /* as loaded: id -> token string */
-    const struct tok_vocab *ext;   /* with the "##<CJK>" ids */
     const struct tok_bpe *bpe;
     const struct tok_jieba *jieba;
     const char *json_key;
@@ -579,7 +578,8 @@ main(int argc, char **argv)
     struct cli_run run;
     struct cli_progress prog;
     struct cli_files files = { NULL, 0, 0, 0 };
-    struct tok_vocab *vocab = NULL, *ext = NULL;
+    struct tok_vocab *vocab = NULL;
+    size_t n_ext_ids = 0; /* with -W: ids of the vocab with its "##<CJK>" */
     struct tok_tokenizer *tok = NULL;
     struct tok_bpe *bpe = NULL;
     struct tok_jieba *jieba = NULL;
@@ -755,20 +755,23 @@ main(int argc, char **argv)
             errx(1, "%s", e.msg);
         vocab_size = tok_vocab_size(vocab);
         if (c.wwm) {
-            int64_t added;
+            /* The "##" form of each id, the "##<CJK>" ones numbered as
+             * PaddleNLP's extend_chinese_char() adds them. */
+            size_t n_ids = tok_vocab_n_ids(vocab), added;
+            tok_id *cont = malloc((n_ids ? n_ids : 1) * sizeof(*cont));
 
-            if (tok_vocab_copy(&ext, vocab, &e) < 0)
-                errx(1, "%s", e.msg);
-            added = tok_vocab_extend_chinese(ext, &e);
-            if (added < 0)
-                errx(1, "%s", e.msg);
-            if (tok_vocab_n_ids(vocab) > vocab_size && added > 0 && !quiet)
+            if (cont == NULL)
+                err(1, NULL);
+            added = tok_vocab_cont_ids(vocab, cont);
+            n_ext_ids = vocab_size + added > n_ids ? vocab_size + added : n_ids;
+            if (n_ids > vocab_size && added > 0 && !quiet)
                 warnx("warning: '%s' repeats tokens, so (as in PaddleNLP) the "
                       "first '##' ids reuse ids %zu..%zu of the vocab",
-                      vt, vocab_size, tok_vocab_n_ids(vocab) - 1);
-            marks = wwm_vocab_new(vocab, ext, c.max_word_len, dimer);
+                      vt, vocab_size, n_ids - 1);
+            marks = wwm_vocab_new(vocab, cont, c.max_word_len, dimer);
             if (marks == NULL)
                 err(1, "'%s'", vt);
+            free(cont);
             c.marks = marks;
         }
         free(vt);
@@ -782,12 +785,12 @@ main(int argc, char **argv)
         warnx("the vocab has %zu tokens (more than 65534): ids are stored "
               "as int32",
               vocab_size);
-    if (dtype == DS_DTYPE_UINT16 && ext && tok_vocab_n_ids(ext) > 65536) {
+    if (dtype == DS_DTYPE_UINT16 && n_ext_ids > 65536) {
         dtype = DS_DTYPE_INT32;
         if (!quiet)
             warnx("with the '##' ids the vocab needs %zu ids (more than "
                   "65536): ids are stored as int32",
-                  tok_vocab_n_ids(ext));
+                  n_ext_ids);
     }
 
     if (c.wwm && !c.cn_splited)
@@ -897,7 +900,6 @@ main(int argc, char **argv)
     tok_jieba_close(jieba);
     tok_tokenizer_free(tok);
     tok_vocab_free(vocab);
-    tok_vocab_free(ext);
     tok_bpe_free(bpe);
     return cli_exit_status(rval);
 }

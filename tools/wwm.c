@@ -256,7 +256,7 @@ has_cjk(const char *t, size_t len)
 /* Objects                                                                   */
 
 struct wwm_vocab *
-wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
+wwm_vocab_new(const struct tok_vocab *vocab, const tok_id *cont_ids,
               size_t max_word_len, const char *sep)
 {
     size_t n = tok_vocab_n_ids(vocab), max_len = 0;
@@ -282,9 +282,7 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
     for (size_t id = 0; id < n; id++) {
         size_t len;
         const char *t = tok_vocab_token(vocab, (tok_id)id, &len);
-        char buf[256], *cont = buf;
         struct mark_tok *mt = &v->tok[id];
-        tok_id k;
 
         v->cont[id] = unk;
         v->str[id] = t ? t : "";
@@ -310,16 +308,8 @@ wwm_vocab_new(const struct tok_vocab *vocab, const struct tok_vocab *ext,
             else
                 v->astral_starts = true;
         }
-        /* "##" + token, on the stack unless it is a long one */
-        if (len + 2 > sizeof(buf) && (cont = malloc(len + 2)) == NULL)
-            goto fail;
-        cont[0] = cont[1] = '#';
-        memcpy(cont + 2, t, len);
-        k = tok_vocab_find(ext, cont, len + 2);
-        if (k >= 0)
-            v->cont[id] = k;
-        if (cont != buf)
-            free(cont);
+        if (cont_ids[id] >= 0)
+            v->cont[id] = cont_ids[id];
     }
     if ((v->pow = malloc((max_len + 1) * sizeof(*v->pow))) == NULL)
         goto fail;

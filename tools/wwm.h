@@ -24,14 +24,16 @@ int wwm_keep_slack(struct tok_buf *b);
 struct wwm_vocab; /* what the marking reads of each id of a vocab */
 struct wwm;       /* one worker's sentence */
 
-/* wwm_vocab_new: the tables of vocab (ids to tokens), whose "##" forms are
- * looked up in ext (the vocab with the "##<CJK>" tokens added), for
- * windows of at most max_word_len tokens (1 to 64), and sep, the word
- * separator of pre-segmented text (wwm_split).  NULL with errno set (out
- * of memory, or EOVERFLOW for a token of 4 GB or more). */
+/* wwm_vocab_new: the tables of vocab (ids to tokens), where cont_ids
+ * (tok_vocab_n_ids(vocab) of them, from tok_vocab_cont_ids()) gives the
+ * id of each token's "##" form in the vocab extended with the "##<CJK>"
+ * tokens (-1: none), for windows of at most max_word_len tokens (1 to
+ * 64), and sep, the word separator of pre-segmented text (wwm_split).
+ * NULL with errno set (out of memory, or EOVERFLOW for a token of 4 GB or
+ * more). */
 struct wwm_vocab *wwm_vocab_new(const struct tok_vocab *vocab,
-                                const struct tok_vocab *ext,
-                                size_t max_word_len, const char *sep);
+                                const tok_id *cont_ids, size_t max_word_len,
+                                const char *sep);
 void wwm_vocab_free(struct wwm_vocab *v); /* NULL is a no-op */
 
 /* wwm_new: a sentence, NULL when out of memory.  One a thread. */

@@ -89,6 +89,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (v == NULL) {
         struct tok_opts o;
+        tok_id *cont;
 
         if (tok_vocab_parse(&v, vocab_text, sizeof(vocab_text) - 1, "fuzz",
                             NULL) < 0 ||
@@ -98,9 +99,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tok_opts_init(&o, TOK_FLAVOR_ERNIE);
         if (tok_tokenizer_new(&t, v, &o, NULL) < 0 || (m = wwm_new()) == NULL)
             abort();
+        /* The "##" ids without the extended copy; the rule below looks
+         * them up in the copy. */
+        cont = malloc(tok_vocab_n_ids(v) * sizeof(*cont));
+        if (cont == NULL)
+            abort();
+        tok_vocab_cont_ids(v, cont);
         for (size_t k = 0; k < 8; k++)
-            if ((marks[k] = wwm_vocab_new(v, ext, k + 1, " ")) == NULL)
+            if ((marks[k] = wwm_vocab_new(v, cont, k + 1, " ")) == NULL)
                 abort();
+        free(cont);
     }
     if (size == 0 || size > 4096)
         return 0;

@@ -307,6 +307,72 @@ test_vocab_real_files(void)
 /* A copy extended, the original left as loaded: the copy answers every id
  * and token as the same file loaded and extended again (ERNIE's vocab,
  * with its repeated "$" and its extension sharing [UNK]'s id). */
+/* tok_vocab_cont_ids() of a vocab as loaded, and of one extended, give
+ * for every id what tok_vocab_find() of "##" + its token answers in the
+ * extended vocab, and count the ids the extension adds: ERNIE's vocab
+ * (its repeated "$" makes the first "##" id [UNK]'s) and BERT's (whose
+ * own "##<CJK>" tokens are found, not added). */
+static void
+check_cont_ids(const char *file, int64_t want_added)
+{
+    const char *data = getenv("DATA");
+    char path[1024], buf[300];
+    struct tok_vocab *v, *ext;
+    struct tok_err e;
+    tok_id *cont, *cont_ext;
+    size_t n;
+
+    if (data == NULL || *data == '\0')
+        data = "../shared/data";
+    snprintf(path, sizeof(path), "%s/vocab/%s", data, file);
+    if (tok_vocab_load(&v, path, &e) < 0)
+        SKIP("shared data not found (set DATA=)");
+    CHECK_EQ_INT(tok_vocab_load(&ext, path, &e), 0);
+    n = tok_vocab_n_ids(v);
+    cont = malloc(n * sizeof(*cont));
+    CHECK_EQ_INT(tok_vocab_cont_ids(v, cont), want_added);
+    CHECK_EQ_INT(tok_vocab_extend_chinese(ext, NULL), want_added);
+    cont_ext = malloc(tok_vocab_n_ids(ext) * sizeof(*cont_ext));
+    CHECK_EQ_INT(tok_vocab_cont_ids(ext, cont_ext), 0);
+    for (size_t id = 0; id < n; id++) {
+        size_t len;
+        const char *t = tok_vocab_token(v, (tok_id)id, &len);
+        tok_id want = -1;
+
+        if (t != NULL && len + 2 <= sizeof(buf)) {
+            buf[0] = buf[1] = '#';
+            memcpy(buf + 2, t, len);
+            want = tok_vocab_find(ext, buf, len + 2);
+        }
+        if (cont[id] != want) {
+            fprintf(stderr, "%s: id %zu: %d, want %d\n", file, id,
+                    (int)cont[id], (int)want);
+            CHECK(0);
+            break;
+        }
+    }
+    /* Extended already: the same ids of "##" forms, none added. */
+    for (size_t id = 0; id < n; id++)
+        if (tok_vocab_token(v, (tok_id)id, NULL) != NULL &&
+            cont_ext[id] != cont[id]) {
+            fprintf(stderr, "%s: id %zu extended: %d, want %d\n", file, id,
+                    (int)cont_ext[id], (int)cont[id]);
+            CHECK(0);
+            break;
+        }
+    free(cont);
+    free(cont_ext);
+    tok_vocab_free(v);
+    tok_vocab_free(ext);
+}
+
+static void
+test_vocab_cont_ids(void)
+{
+    check_cont_ids("ernie-3.0-base-zh.vocab.txt", 20902);
+    check_cont_ids("bert-base-chinese.vocab.txt", 0);
+}
+
 static void
 test_vocab_copy(void)
 {
@@ -717,8 +783,8 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_vocab_errors_name_file_and_line),
       TEST(test_vocab_load_missing_file),
       TEST(test_vocab_extend_chinese_spec_vector), TEST(test_vocab_real_files),
-      TEST(test_vocab_copy), TEST(test_encode_wordpiece_greedy),
-      TEST(test_encode_cased_keeps_accents),
+      TEST(test_vocab_copy), TEST(test_vocab_cont_ids),
+      TEST(test_encode_wordpiece_greedy), TEST(test_encode_cased_keeps_accents),
       TEST(test_encode_max_chars_per_word),
       TEST(test_encode_huge_word_is_one_unk),
       TEST(test_encode_offsets_cover_source_bytes),
