@@ -84,8 +84,8 @@ edge_place(struct tok_jedge *table, size_t mask, const struct tok_jedge *e)
  * walk the page tables; on 2 MB pages the table takes 8 TLB entries
  * (segment: 5-8 % less CPU on 18.7 MB, BENCHMARKS.md).  The model is
  * mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file system
- * keeps the file's cached pages in 2 MB folios (ext4 and XFS on Linux
- * 6.16 and later, when the file was read in through such a mapping), the
+ * keeps the file's cached pages in 2 MB folios (ext4 does on Linux 6.18,
+ * when the file was read in through such a mapping), the
  * kernel maps them whole, with no copy and no extra memory.  Where it does
  * not, an open for a long input copies the table to anonymous memory
  * advised for huge pages. */
