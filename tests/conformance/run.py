@@ -16,12 +16,14 @@ Prints one line per case and ends with
 "conformance: N passed, N failed, N skipped"; exits 1 on any failure.
 """
 import argparse
+import atexit
 import ctypes
 import ctypes.util
 import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -273,6 +275,7 @@ def main():
         return finish(res)
 
     work = tempfile.mkdtemp(prefix="conformance.")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     vocabs = {
         "bert-base-chinese": os.path.join(
             args.data, "vocab/bert-base-chinese.vocab.txt"),

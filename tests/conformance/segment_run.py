@@ -12,11 +12,13 @@ an exact, unambiguous record of the word list.
 Ends with "segment-conformance: N passed, N failed, N skipped".
 """
 import argparse
+import atexit
 import json
 import logging
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -168,6 +170,7 @@ def main():
         print("skip segment-conformance: no shared data at %s" % args.data)
         return finish(res)
     work = tempfile.mkdtemp(prefix="segment-conformance.")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
 
     docs = []
     for f in ("zh/cmrc2018_dev.json", "zh/cmrc2018_trial.json"):

@@ -16,6 +16,15 @@
 
 static char model_path[64], dict_path[64], user_path[64];
 
+/* The files setup() writes go when the process exits. */
+static void
+remove_files(void)
+{
+    unlink(dict_path);
+    unlink(model_path);
+    unlink(user_path);
+}
+
 static void
 setup(void)
 {
@@ -28,6 +37,7 @@ setup(void)
              (long)getpid());
     snprintf(user_path, sizeof(user_path), "/tmp/fuzz-ud-%ld.user",
              (long)getpid());
+    atexit(remove_files);
     f = fopen(dict_path, "w");
     if (f == NULL)
         abort();
