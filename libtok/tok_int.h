@@ -385,8 +385,9 @@ tok_bloom_set(uint64_t *bloom, uint32_t parent, uint32_t cp)
 /* A prefetch the compiler keeps.  GCC 12 at -O1 and above deletes a
  * __builtin_prefetch() whose address comes from loads made only for it
  * (the cutter's look-ahead, prefetch_pair(), compiled to nothing); an asm
- * statement cannot be deleted.  `make check` counts the prefetches in
- * the cutter's object (scripts/check-prefetch). */
+ * statement cannot be deleted.  A CLI case of `make test`
+ * (tests/cli/segment/prefetch.sh) counts the prefetches in the cutter's
+ * object. */
 static inline void
 tok_prefetch(const void *p)
 {
