@@ -44,9 +44,11 @@ char *cli_jieba_model_path(void);
  * cli_jieba_model_path() finds), with user_dict's words (NULL: none);
  * exits with the library's message on failure.  input_bytes is the
  * size of the input when known (0 if not): below CLI_JIEBA_COPY_MIN the
- * model's edge table is read from the mapping, since copying it to huge
- * pages (see jieba-model(5)) costs a few milliseconds that a small input
- * does not win back. */
+ * model is opened TOK_JIEBA_OPEN_MAPPED, its edge table read from the
+ * mapping as it is (on the file's huge pages where the page cache has
+ * them), since checking for those pages (which reads the whole table in)
+ * or copying the table to huge pages (see jieba-model(5)) costs
+ * milliseconds that a small input does not win back. */
 #define CLI_JIEBA_COPY_MIN ((uint64_t)8 << 20)
 struct tok_jieba *cli_jieba_open(const char *model, const char *user_dict,
                                  uint64_t input_bytes);
