@@ -14,7 +14,8 @@
 # driven as create_pretraining_data.py drives them (multiprocessing.Pool,
 # imap chunks of 256), and HF tokenizers' BertWordPieceTokenizer (Rust, one
 # thread a process) + the same builder.  Every run's .bin/.idx are checked
-# to be identical to ours.  Then ours on 10 MB and 1 GB of the same text
+# to be identical to ours.  Each time is the best of several runs: 3 for a
+# peer, 5 for ours.  Then ours on 10 MB and 1 GB of the same text
 # shows that memory stays flat as the corpus grows.
 # Input: the cmrc2018 contexts, four paragraphs a document, repeated.
 set -eu
@@ -96,6 +97,12 @@ peer() {
         "$workers" "$@" > /dev/null
     echo "$(awk '{print $2}' "$work/out") $(cat "$work/time")"
 }
+# best_peer KIND INPUT WORKERS [FLAGS]: the best of 3 runs of peer, as ours
+# is timed by its best (a single run of PaddleNLP's varied by +-6 %
+# here, which read as our ratio).
+best_peer() {
+    for _ in 1 2 3; do peer "$@"; done | sort -n | head -n 1
+}
 per_core() { echo "$1 $2 $3" | awk '{ printf "%.6f", $1 / 1e6 / $2 / $3 }'; }
 same() { # prefix: identical to the last reference output?
     cmp -s "$1.bin" "$work/ref.bin" && cmp -s "$1.idx" "$work/ref.idx" ||
@@ -121,7 +128,7 @@ for job in sentences whole-word pre-segmented; do
     # PaddleNLP: the small input (it runs at a fraction of a MB/s).
     p1=
     for w in 1 2; do
-        set -- $(peer paddle "$small" $w $peer)
+        set -- $(best_peer paddle "$small" $w $peer)
         [ -n "$p1" ] || p1=$(per_core "$s_small" "$1" 1)
         row "$job" PaddleNLP $w "$s_small" "$1" "$2" 0
     done
@@ -129,7 +136,7 @@ for job in sentences whole-word pre-segmented; do
     same "$work/ours-small"
     if [ "$job" = sentences ]; then
         for w in 1 2; do
-            set -- $(peer hf "$big" $w)
+            set -- $(best_peer hf "$big" $w)
             row "$job" HF-tokenizers $w "$s_big" "$1" "$2" "$p1"
         done
         # HF is BERT's WordPiece: ours with -T bert writes the same files.

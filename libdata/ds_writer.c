@@ -193,6 +193,29 @@ check_io(struct ds_writer *w, struct ds_err *err)
     return ds_wfile_flush(&w->docs, err);
 }
 
+/* The loops over a sentence's ids go in blocks of this many: a fixed
+ * count GCC vectorizes at -O2. */
+#define STORE_BLOCK 16
+
+/* ids[0..n), each known to fit, as little-endian uint16 at p. */
+static void
+put_u16s(unsigned char *p, const int32_t *ids, size_t n)
+{
+    size_t j = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; j + STORE_BLOCK <= n; j += STORE_BLOCK) {
+        uint16_t block[STORE_BLOCK];
+
+        for (size_t b = 0; b < STORE_BLOCK; b++)
+            block[b] = (uint16_t)ids[j + b];
+        memcpy(p + 2 * j, block, sizeof(block));
+    }
+#endif
+    for (; j < n; j++)
+        ds_put16(p + 2 * j, (uint16_t)ids[j]);
+}
+
 int
 ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
                        struct ds_err *err)
@@ -213,9 +236,15 @@ ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
                           w->names[0], n, INT32_MAX);
     if (w->dtype == DS_DTYPE_UINT16) {
         uint32_t all = 0;
+        size_t i = 0;
 
-        /* One pass the compiler vectorizes; the search only on failure. */
-        for (size_t i = 0; i < n; i++)
+        /* One pass, the search only on failure.  Blocks of a fixed count,
+         * which GCC vectorizes at -O2 (its cheapest cost model takes no
+         * loop that needs a scalar epilogue). */
+        for (; i + STORE_BLOCK <= n; i += STORE_BLOCK)
+            for (size_t j = 0; j < STORE_BLOCK; j++)
+                all |= (uint32_t)ids[i + j];
+        for (; i < n; i++)
             all |= (uint32_t)ids[i];
         for (size_t i = 0; all > UINT16_MAX && i < n; i++)
             if ((uint32_t)ids[i] > UINT16_MAX)
@@ -230,8 +259,7 @@ ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
         unsigned char *p = ds_wfile_space(&w->tokens, k * w->itemsize);
 
         if (w->dtype == DS_DTYPE_UINT16)
-            for (size_t j = 0; j < k; j++)
-                ds_put16(p + 2 * j, (uint16_t)ids[i + j]);
+            put_u16s(p, ids + i, k);
         else
             for (size_t j = 0; j < k; j++)
                 ds_put32(p + 4 * j, (uint32_t)ids[i + j]);
