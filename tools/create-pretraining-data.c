@@ -262,12 +262,12 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
     if (c->tokenizer == TOKENIZER_GPT2_BPE) {
         if (tok_bpe_encode(c->bpe, s, len, &w->enc, NULL) < 0)
             return -1;
-        goto plain;
+        goto done;
     }
     if (!c->wwm) {
         if (tok_encode(c->tok, s, len, &w->enc, NULL) < 0)
             return -1;
-        goto plain;
+        goto done;
     }
     wwm_clear(w->wwm);
     if (c->cn_splited) {
@@ -283,11 +283,9 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
             return -1;
     }
     if (tok_encode(c->tok, text, text_len, &w->enc, NULL) < 0 ||
-        wwm_mark(w->wwm, c->marks, w->enc.ids, w->enc.chars, w->enc.n, ids) < 0)
+        wwm_mark(w->wwm, c->marks, w->enc.ids, w->enc.chars, w->enc.n) < 0)
         return -1;
-    *n = w->enc.n;
-    return 0;
-plain:
+done:
     *ids = w->enc.ids;
     *n = w->enc.n;
     return 0;

@@ -90,8 +90,6 @@ struct wwm {
     size_t set_cap;
     uint32_t *cps; /* the chained words' first code points */
     size_t n_cps, cap_cps;
-    tok_id *marked;
-    size_t cap_marked;
     struct tok_buf joined; /* wwm_split's text */
 };
 
@@ -367,7 +365,6 @@ wwm_free(struct wwm *m)
     free(m->set);
     free(m->first);
     free(m->cps);
-    free(m->marked);
     tok_buf_release(&m->joined);
     free(m);
 }
@@ -398,16 +395,21 @@ wwm_add_spans(struct wwm *m, const char *s, const size_t *starts,
              sizeof(*m->words), 256) < 0)
         return -1;
     /* Only words of two characters or more count (see build_words);
-     * each is written and kept without a branch. */
+     * each is written and kept without a branch.  The count stays in a
+     * local: a store to a word's len (a size_t) could alias m->n_words. */
+    struct word *words = m->words;
+    size_t n_words = m->n_words;
+
     for (size_t i = 0; i < n; i++) {
-        struct word *x = &m->words[m->n_words];
+        struct word *x = &words[n_words];
         const char *p = s + starts[i];
         size_t len = ends[i] - starts[i];
 
         x->p = p;
         x->len = len;
-        m->n_words += len > utf8_lead_len((unsigned char)p[0]);
+        n_words += len > utf8_lead_len((unsigned char)p[0]);
     }
+    m->n_words = n_words;
     return 0;
 }
 
@@ -633,6 +635,19 @@ keep_chars(struct wwm *m, struct word *x, size_t max)
              1024) < 0)
         return -1;
     out = m->cps + m->n_cps;
+    if (x->len % 3 == 0) {
+        /* Most words are Chinese: three bytes a character, each decoded
+         * with no test but its lead byte's. */
+        size_t nch = x->len / 3, take = nch < max ? nch : max;
+
+        for (; k < take && (s[3 * k] & 0xF0) == 0xE0; k++)
+            out[k] = decode3(s + 3 * k);
+        if (k == take) {
+            k = nch > max ? max + 1 : nch;
+            goto kept;
+        }
+        k = 0;
+    }
     for (; at < x->len; k++) {
         uint32_t cp;
         size_t n;
@@ -651,6 +666,7 @@ keep_chars(struct wwm *m, struct word *x, size_t max)
         out[k] = cp;
         at += n;
     }
+kept:
     x->cps_at = (uint32_t)m->n_cps;
     x->nch = (uint32_t)k;
     m->n_cps += k < max ? k : max;
@@ -865,10 +881,10 @@ longest_by_hash(const struct wwm *m, const struct wwm_vocab *v,
 }
 
 int
-wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
-         const uint32_t *chars, size_t n, const tok_id **out)
+wwm_mark(struct wwm *m, const struct wwm_vocab *v, tok_id *ids,
+         const uint32_t *chars, size_t n)
 {
-    size_t i = 0, k = 0;
+    size_t i = 0;
 
     /* A token of no bytes can end a window (see spell_count): only bytes
      * tell where. */
@@ -876,9 +892,8 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
         chars = NULL;
     if (build_words(m, v) < 0)
         return -1;
-    if (grow((void **)&m->marked, &m->cap_marked, n, sizeof(*m->marked), 256) <
-        0)
-        return -1;
+    /* In place: a window is decided from its first token on, and only its
+     * other tokens change. */
     while (i < n) {
         size_t max_l = n - i < v->max_word_len ? n - i : v->max_word_len;
         uint32_t c = chars ? chars[i] : 0, cjk;
@@ -897,14 +912,14 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
         /* A window that is a word starts with that word's first code
          * point, so only words that start with this token's can be it. */
         if (cjk == 0) {
-            m->marked[k++] = ids[i++];
+            i++;
             continue;
         }
         if (!m->hashed) {
             int32_t head = m->chains[cjk % CHAIN_HEADS];
 
             if (head < 0) {
-                m->marked[k++] = ids[i++];
+                i++;
                 continue;
             }
             l = longest_by_chain(m, v, ids + i, chars ? chars + i : NULL, max_l,
@@ -915,16 +930,14 @@ wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
             /* If no such word is longer than the token, the window is the
              * token alone. */
             if (f->cp != cjk || f->max <= v->tok[ids[i]].len) {
-                m->marked[k++] = ids[i++];
+                i++;
                 continue;
             }
             l = longest_by_hash(m, v, ids + i, max_l, f);
         }
-        m->marked[k++] = ids[i];
         for (size_t j = 1; j < l; j++)
-            m->marked[k++] = v->cont[ids[i + j]];
+            ids[i + j] = v->cont[ids[i + j]];
         i += l;
     }
-    *out = m->marked;
     return 0;
 }

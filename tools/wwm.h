@@ -63,11 +63,11 @@ int wwm_split(struct wwm *m, const struct wwm_vocab *v, const char *s,
               size_t len, const char **joined, size_t *joined_len);
 
 /* wwm_mark: mark ids[0..n), the tokens of the sentence, against its
- * words; *out gets n ids (owned by m, until the next call).  chars (NULL,
- * or n entries) is the tokenizer's chars array (see struct tok_encoding):
- * tokens it knows are compared as code points, without their strings.
- * 0, or -1 when out of memory. */
-int wwm_mark(struct wwm *m, const struct wwm_vocab *v, const tok_id *ids,
-             const uint32_t *chars, size_t n, const tok_id **out);
+ * words, in place: the other tokens of each window become their "##"
+ * ids.  chars (NULL, or n entries) is the tokenizer's chars array (see
+ * struct tok_encoding): tokens it knows are compared as code points,
+ * without their strings.  0, or -1 when out of memory. */
+int wwm_mark(struct wwm *m, const struct wwm_vocab *v, tok_id *ids,
+             const uint32_t *chars, size_t n);
 
 #endif /* WWM_H */
