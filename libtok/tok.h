@@ -231,8 +231,10 @@ void tok_tokenizer_free(struct tok_tokenizer *t);
  * of its own), and 0 otherwise
  * (0 does not rule that out); a caller can then compare such tokens as
  * code points without the vocab's strings.  tok_bpe_encode() sets chars[i]
- * to 0.  Reuse one encoding for many calls: it keeps its memory and scratch
- * space. */
+ * to 0.  A caller that has checked the text already sets valid_utf8, and
+ * the encoders skip their own check (invalid text then gives undefined
+ * results).  Reuse one encoding for many calls: it keeps its memory and
+ * scratch space. */
 struct tok_encoding {
     tok_id *ids;
     size_t *starts;
@@ -242,6 +244,7 @@ struct tok_encoding {
     size_t cap;       /* capacity of ids/starts/ends/chars */
     int want_offsets; /* set by the caller; default 0 */
     int want_chars;   /* set by the caller; default 0 */
+    int valid_utf8;   /* set by the caller; default 0 */
     void *scratch;    /* private: per-call working memory */
 };
 void tok_encoding_init(struct tok_encoding *e);

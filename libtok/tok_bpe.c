@@ -1086,7 +1086,7 @@ encode(const struct tok_bpe *b, const char *text, size_t len,
     pcre2_match_data *md;
     size_t bad, pos = 0, n_start = e->n;
 
-    bad = tok_utf8_check(text, len);
+    bad = e->valid_utf8 ? len : tok_utf8_check(text, len);
     if (bad != len)
         return tok_err_set(err, TOK_EUTF8,
                            "invalid UTF-8 at byte offset %zu (byte 0x%02X)",

@@ -469,7 +469,7 @@ encode(const struct tok_tokenizer *t, const char *text, size_t len,
     struct state st;
     size_t bad, i = 0, n_start = e->n;
 
-    bad = tok_utf8_check(text, len);
+    bad = e->valid_utf8 ? len : tok_utf8_check(text, len);
     if (bad != len)
         return tok_err_set(err, TOK_EUTF8,
                            "invalid UTF-8 at byte offset %zu (byte 0x%02X)",

@@ -812,6 +812,10 @@ main(int argc, char **argv)
         tok_encoding_init(&w->enc);
         /* the marking compares the tokens it knows as code points */
         w->enc.want_chars = c.wwm;
+        /* Each record was checked whole, and its JSON string decodes to
+         * valid UTF-8 (cli_json_field); only pre-segmented text, whose
+         * words a separator of any bytes splits, is checked again. */
+        w->enc.valid_utf8 = !c.cn_splited;
         tok_words_init(&w->words);
         if (c.splitter == SPLIT_ICU)
             w->sentences = cli_sentences_new();

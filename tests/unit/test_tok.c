@@ -604,7 +604,8 @@ test_encode_chars(void)
 }
 
 /* A run of ideographs longer than the arrays' first capacities (256,
- * 512), for each choice of the optional arrays: every token, offset and
+ * 512), for each choice of the optional arrays and with or without the
+ * caller's word that the text is valid UTF-8: every token, offset and
  * chars entry as the characters give them, up to a character the vocab
  * lacks ([UNK], on the general path) and after a word still open. */
 static void
@@ -627,12 +628,13 @@ test_encode_long_cjk_run(void)
         memcpy(text + len, chars[i % 7], 3);
     memcpy(text + len, "好", 3); /* not in the vocab */
     len += 3;
-    for (int opts = 0; opts < 4; opts++) {
+    for (int opts = 0; opts < 8; opts++) {
         struct tok_encoding e;
 
         tok_encoding_init(&e);
         e.want_offsets = opts & 1;
         e.want_chars = (opts >> 1) & 1;
+        e.valid_utf8 = (opts >> 2) & 1;
         CHECK_EQ_INT(tok_encode(t, text, len, &e, NULL), 0);
         CHECK_EQ_INT(e.n, RUN + 2);
         if (e.n != RUN + 2)
