@@ -449,9 +449,9 @@ decoded:
      * path from cps[idx] while it lasts. */
     for (size_t idx = n; idx-- > 0;) {
         const struct tok_jedge *e = tok_jieba_edge(j, 0, s->cps[idx]);
-        double best = 0.0;
+        /* No word yet: every score is finite, so the first one wins. */
+        double best = -INFINITY;
         size_t best_x = idx;
-        bool found = false;
 
         if (idx > PREFETCH_AHEAD)
             prefetch_pair(j, s->cps + idx - PREFETCH_AHEAD);
@@ -462,11 +462,10 @@ decoded:
             if (!isnan(lf)) { /* a word, not only a prefix */
                 double sc = (fabs(lf) - lt) + s->score[i + 1];
 
-                if (!found || sc >= best) {
+                if (sc >= best) {
                     best = sc;
                     best_x = i;
                 }
-                found = true;
                 if (signbit(lf))
                     break; /* a leaf: no longer word starts here */
             }
@@ -474,8 +473,8 @@ decoded:
                 break;
             e = tok_jieba_edge_hashed(j, tok_jedge_child(e), s->cps[i]);
         }
-        if (!found)
-            best = (0.0 - lt) + s->score[idx + 1]; /* log(1) - logtotal */
+        if (best == -INFINITY) /* no word: the character alone, log(1) */
+            best = (0.0 - lt) + s->score[idx + 1];
         s->score[idx] = best;
         s->next[idx] = (uint32_t)best_x;
     }
