@@ -707,6 +707,12 @@ main(int argc, char **argv)
         warnx("--cn-split-dimer must not be empty");
         usage();
     }
+    if (tok_utf8_check(dimer, strlen(dimer)) != strlen(dimer)) {
+        /* Text is split where its bytes match: a separator that is not
+         * UTF-8 would split characters. */
+        warnx("--cn-split-dimer is not valid UTF-8");
+        usage();
+    }
     if (c.tokenizer == TOKENIZER_GPT2_BPE && c.wwm) {
         warnx("--cn-whole-word-segment needs a WordPiece tokenizer "
               "(ernie or bert)");

@@ -263,6 +263,11 @@ wwm_vocab_new(const struct tok_vocab *vocab, const tok_id *cont_ids,
 
     if (v == NULL)
         return NULL;
+    if (tok_utf8_check(sep, strlen(sep)) != strlen(sep)) {
+        free(v); /* the words it splits off must be whole characters */
+        errno = EINVAL;
+        return NULL;
+    }
     v->max_word_len = max_word_len;
     v->sep_len = strlen(sep);
     v->tok = calloc(n ? n : 1, sizeof(*v->tok));

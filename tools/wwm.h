@@ -28,9 +28,9 @@ struct wwm;       /* one worker's sentence */
  * (tok_vocab_n_ids(vocab) of them, from tok_vocab_cont_ids()) gives the
  * id of each token's "##" form in the vocab extended with the "##<CJK>"
  * tokens (-1: none), for windows of at most max_word_len tokens (1 to
- * 64), and sep, the word separator of pre-segmented text (wwm_split).
- * NULL with errno set (out of memory, or EOVERFLOW for a token of 4 GB or
- * more). */
+ * 64), and sep, the word separator of pre-segmented text (wwm_split),
+ * valid UTF-8.  NULL with errno set (out of memory, EINVAL for a sep that
+ * is not UTF-8, or EOVERFLOW for a token of 4 GB or more). */
 struct wwm_vocab *wwm_vocab_new(const struct tok_vocab *vocab,
                                 const tok_id *cont_ids, size_t max_word_len,
                                 const char *sep);
