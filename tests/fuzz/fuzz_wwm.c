@@ -12,6 +12,7 @@
  * becomes [UNK] (bit 4); each further byte a character.  The marks must
  * be the rule's, token for token.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t k = 0; k < 8; k++)
             if ((marks[k] = wwm_vocab_new(v, cont, k + 1, " ")) == NULL)
                 abort();
+        /* A separator that is not UTF-8 (half of 中) is refused. */
+        errno = 0;
+        if (wwm_vocab_new(v, cont, 1, "\xe4\xb8") != NULL || errno != EINVAL)
+            abort();
         free(cont);
     }
     if (size == 0 || size > 4096)
