@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# usage: bench/create_pretraining_data.sh [BUILD] [DATA]   (or: make bench)
+# usage: bench/create_pretraining_data.sh [BUILD] [DATA] [CORPUS]
+#        (or: make bench)
 # Time create-pretraining-data against its peers doing the same job on the
 # same JSONL, and print a Markdown table for BENCHMARKS.md: MB/s of input,
 # MB/s per core (1 and 2 workers), the speed-up per core over PaddleNLP and
@@ -18,9 +19,14 @@
 # peer, 5 for ours.  Then ours on 10 MB and 1 GB of the same text
 # shows that memory stays flat as the corpus grows.
 # Input: the cmrc2018 contexts, four paragraphs a document, repeated.
+# CORPUS, if given, is a JSONL file of your own (a "text" field a line, as
+# json-pack writes): the whole-word job is timed on it as well, PaddleNLP
+# on its first 1.6 MB of lines (checked identical to ours), ours on all
+# of it (start-up included, so give it tens of MB).
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
+CORPUS=${3:-}
 VENV=build/venv
 CPD=$BUILD/create-pretraining-data
 work=$(mktemp -d)
@@ -161,4 +167,29 @@ for in in "$work/10mb.jsonl" "$work/1gb.jsonl"; do
     echo "$(wc -c < "$in") $1 $2" | awk '{
         printf "| %.0f MB | %.2f | %.1f | %.0f MB |\n", $1 / 1e6, $2,
             $1 / 1e6 / $2, $3 / 1024 }'
+done
+
+[ -n "$CORPUS" ] || exit 0
+echo
+echo "Whole-word on $(basename "$CORPUS"):"
+echo
+echo "| job | tool | workers | input | seconds | MB/s | MB/s per core | per core vs PaddleNLP | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|"
+# Its first lines, up to 1.6 MB (bytes: the C locale's awk).
+LC_ALL=C awk '{ n += length($0) + 1; if (n > 1600000) exit; print }' \
+    "$CORPUS" > "$work/corpus-small.jsonl"
+s_small=$(wc -c < "$work/corpus-small.jsonl") s_ours=$(wc -c < "$CORPUS")
+p1=
+for w in 1 2; do
+    set -- $(best_peer paddle "$work/corpus-small.jsonl" $w --wwm)
+    [ -n "$p1" ] || p1=$(per_core "$s_small" "$1" 1)
+    row whole-word PaddleNLP $w "$s_small" "$1" "$2" 0
+done
+"$CPD" -q -j 1 -v "$VOCAB" -S --chinese -W -o "$work/ours-small" \
+    "$work/corpus-small.jsonl"
+same "$work/ours-small"
+for j in 1 2; do
+    set -- $(best "$CPD" -q -j $j -v "$VOCAB" -S --chinese -W -o "$work/o" \
+        "$CORPUS")
+    row whole-word ours $j "$s_ours" "$1" "$2" "$p1"
 done
