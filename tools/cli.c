@@ -103,15 +103,27 @@ cli_output_open(struct cli_output *o, const char *path)
     }
     o->path = xstrdup(path);
     {
+        struct stat st;
+
+        /* A device or a FIFO (/dev/null, /dev/stdout, a named pipe) is
+         * written in place: a temporary file renamed over it would
+         * replace it with a regular file (as root, /dev/null itself). */
+        o->in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+                      !S_ISDIR(st.st_mode);
+    }
+    {
         size_t n = strlen(path) + 32;
         o->tmp_path = malloc(n);
         if (o->tmp_path == NULL)
             err(1, NULL);
-        snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+        if (o->in_place)
+            snprintf(o->tmp_path, n, "%s", path);
+        else
+            snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
     }
     o->fp = fopen(o->tmp_path, "wb");
     if (o->fp == NULL)
-        err(1, "cannot create '%s'", o->tmp_path);
+        err(1, "cannot %s '%s'", o->in_place ? "open" : "create", o->tmp_path);
     {
         size_t n = strlen(path);
 
@@ -203,8 +215,9 @@ cli_output_commit(struct cli_output *o)
         }
         return 0;
     }
-    if (rc == 0 &&
-        (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0)) {
+    /* A device or FIFO has nothing to fsync (EINVAL) nor to rename. */
+    if (rc == 0 && (fflush(o->fp) != 0 || ferror(o->fp) ||
+                    (!o->in_place && fsync(fileno(o->fp)) != 0))) {
         warn("cannot write '%s'", o->tmp_path);
         rc = -1;
     }
@@ -213,11 +226,11 @@ cli_output_commit(struct cli_output *o)
         rc = -1;
     }
     o->fp = NULL;
-    if (rc == 0 && rename(o->tmp_path, o->path) != 0) {
+    if (rc == 0 && !o->in_place && rename(o->tmp_path, o->path) != 0) {
         warn("cannot rename '%s' to '%s'", o->tmp_path, o->path);
         rc = -1;
     }
-    if (rc != 0)
+    if (rc != 0 && !o->in_place)
         unlink(o->tmp_path);
     output_free(o);
     return rc;
@@ -236,7 +249,8 @@ cli_output_abort(struct cli_output *o)
     }
     if (o->fp)
         fclose(o->fp);
-    unlink(o->tmp_path);
+    if (!o->in_place)
+        unlink(o->tmp_path);
     output_free(o);
 }
 

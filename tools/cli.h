@@ -148,7 +148,9 @@ struct cli_output {
     void *sink_ctx;
     FILE *fp;
     char *path;     /* final name, NULL for stdout */
-    char *tmp_path; /* temporary name, NULL for stdout */
+    char *tmp_path; /* temporary name, NULL for stdout; path itself when
+                     * in_place */
+    bool in_place;  /* path is a device or FIFO, written directly */
     void *zcs;      /* ZSTD_CStream when compressing */
     char *zbuf;
     size_t zcap;
@@ -157,7 +159,10 @@ struct cli_output {
 /* cli_output_write: write n bytes; returns 0 or -1 after a warning. */
 int cli_output_write(struct cli_output *o, const void *p, size_t n);
 
-/* cli_output_open: exits with status 1 (after a message) on failure. */
+/* cli_output_open: open path ("-" or NULL: stdout) for writing, through a
+ * temporary file beside it that commit renames into place; a path that
+ * is a device or a FIFO is written directly.  Exits with status 1 (after
+ * a message) on failure. */
 void cli_output_open(struct cli_output *o, const char *path);
 
 /* cli_output_commit: flush, check, close and rename; returns 0, or -1 after
