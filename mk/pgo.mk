@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # `make pgo`: the preprocessing tools built with GCC's profile-guided
 # optimization into build-pgo/.  They are built instrumented, trained on
-# the main jobs over the shared data's cmrc2018 contexts
+# the main jobs over the shared data's PKU test text
 # (scripts/pgo-train.sh, one worker, so the profile is the same run to
 # run), then built again from that profile.  Same output, which
 # `make test-pgo` checks byte for byte against build/; a few per cent
