@@ -32,14 +32,14 @@ trap 'rm -rf "$work"' EXIT
 python3 - "$TEXT" "$work" <<'PY'
 import json, os, sys
 src, work = sys.argv[1], sys.argv[2]
-ctx = [ln.rstrip("\r\n") for ln in open(src, encoding="utf-8", newline="")]
-ctx = [ln for ln in ctx if ln]
+with open(src, encoding="utf-8", newline="") as f:
+    lines = [s for ln in f if (s := ln.rstrip("\r\n"))]
 with open(os.path.join(work, "zh.jsonl"), "w", encoding="utf-8") as f:
-    for i in range(0, len(ctx), 4):
-        f.write(json.dumps({"text": "\n".join(ctx[i:i + 4])},
+    for i in range(0, len(lines), 4):
+        f.write(json.dumps({"text": "\n".join(lines[i:i + 4])},
                            ensure_ascii=False) + "\n")
 with open(os.path.join(work, "zh.txt"), "w", encoding="utf-8") as f:
-    f.write("\n".join(ctx) + "\n")
+    f.write("\n".join(lines) + "\n")
 PY
 
 # jobs B OUT: every job with the tools of build B, outputs under OUT.
