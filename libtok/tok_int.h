@@ -286,19 +286,28 @@ enum { TOK_HMM_B, TOK_HMM_M, TOK_HMM_E, TOK_HMM_S };
 #define TOK_HAN_HI 0x9FD5
 #define TOK_EMIT_N (TOK_HAN_HI - TOK_HAN_LO + 1)
 
-/* One edge of the prefix trie, 16 bytes: key packs "used" (bit 63), the
- * child (bits 42..62), the parent (21..41) and the code point (0..20); logf
- * is log(freq) of the child, or NaN when the child is only a prefix, and
- * negated (-0.0 for freq 1) when the child has no children.  Having the
- * child's weight and leafness in the slot makes each step of the DAG walk
- * one memory access, and saves the failing lookup after a leaf. */
-struct tok_jedge {
-    uint64_t key;
-    double logf;
-};
-
-#define TOK_JEDGE_USED (1ULL << 63)
-#define TOK_JNODE_MAX  ((1u << 21) - 1)
+/* The prefix trie's edges, 8 bytes each, in one open-addressing hash
+ * table keyed by (parent, code point).  A node's id is the index of the
+ * slot that holds the edge into it; the root is node 0, whose slot holds a
+ * sentinel that no search matches.  A slot packs, from bit 63 down: used;
+ * leaf (the child has no children, so a walk can stop there); the index
+ * of the child's frequency in the model's value tables (19 bits, 0: a
+ * prefix only, whose frequency is 0); and the key, parent << 21 | cp (43
+ * bits).  Having the child's weight and leafness in the slot makes each
+ * step of the DAG walk one access to the table, and 8 bytes a slot keep
+ * the table at 8 MB, where 16 (with the child's id and a double) took 16
+ * MB: 8-12 % faster (BENCHMARKS.md).  The children of the root by BMP code
+ * points are also in a direct table (root), whose entries hold the used,
+ * leaf and value bits of their slot and the child's id in bits 0..21. */
+#define TOK_JSLOT_USED      (1ULL << 63)
+#define TOK_JSLOT_LEAF      (1ULL << 62)
+#define TOK_JSLOT_VAL_SHIFT 43
+#define TOK_JVAL_MAX        ((1u << 19) - 1)
+#define TOK_JSLOT_KEY       ((1ULL << 43) - 1)
+#define TOK_JNODE_MAX       ((1u << 22) - 1)
+#define TOK_JROOT_N         0x10000u
+/* The sentinel in slot 0: a code point above U+10FFFF, never looked up. */
+#define TOK_JSLOT_SENTINEL (TOK_JSLOT_USED | TOK_JSLOT_KEY)
 
 static inline uint64_t
 tok_jedge_key(uint32_t parent, uint32_t cp)
@@ -314,24 +323,42 @@ tok_jedge_hash(uint32_t parent, uint32_t cp)
     return (size_t)((tok_jedge_key(parent, cp) * 0x9E3779B97F4A7C15ULL) >> 28);
 }
 
+/* A slot's (or root entry's) value index and its parent and code point. */
 static inline uint32_t
-tok_jedge_child(const struct tok_jedge *e)
+tok_jslot_val(uint64_t v)
 {
-    return (uint32_t)((e->key >> 42) & TOK_JNODE_MAX);
+    return (uint32_t)(v >> TOK_JSLOT_VAL_SHIFT) & TOK_JVAL_MAX;
+}
+
+static inline uint32_t
+tok_jslot_parent(uint64_t v)
+{
+    return (uint32_t)((v & TOK_JSLOT_KEY) >> 21);
+}
+
+static inline uint32_t
+tok_jslot_cp(uint64_t v)
+{
+    return (uint32_t)(v & 0x1FFFFF);
 }
 
 struct tok_jieba {
     void *map; /* the mapped model file, or NULL */
     size_t map_len;
-    int64_t *freq;        /* per trie node: FREQ[prefix], 0 = prefix only */
-    uint8_t *force_split; /* per node, or NULL: user words of freq 0 */
-    size_t n_nodes, cap_nodes;
-    struct tok_jedge *edges;
-    size_t edge_mask, n_edges;
+    uint64_t *slots;           /* the edge table; node id = slot index */
+    size_t edge_mask, n_edges; /* n_edges: slots in use, the sentinel not */
     size_t max_probe; /* no search reads more slots (a bound, for a bad file) */
-    struct tok_jedge *root; /* the root's children for BMP code points */
-    uint64_t *bloom;        /* the edge filter, stored in the model */
-    const double *emit; /* [TOK_EMIT_N][4], MIN_FLOAT where jieba has none */
+    uint64_t *root;   /* the root's children by BMP code points */
+    uint64_t *bloom;  /* the edge filter, stored in the model */
+    /* The value tables, by a slot's value index (masked with vals_mask, so
+     * a damaged file cannot index past them): log(freq) and freq. */
+    const double *logf;
+    const int64_t *freqv;
+    size_t n_vals, vals_mask; /* indexes 1..n_vals in use; 0: freq 0 */
+    uint32_t *val_of;         /* heap: hash of freq -> index, or 0 */
+    size_t val_of_mask;
+    uint8_t *force_split; /* per node, or NULL: user words of freq 0 */
+    const double *emit;   /* [TOK_EMIT_N][4], MIN_FLOAT where jieba has none */
     double start[4], trans[4][4];
     int64_t total;
     double logtotal;
@@ -398,12 +425,14 @@ tok_prefetch(const void *p)
 #endif
 }
 
-/* Trie access, shared by the model and the cutter: the edge from node by
- * cp, or NULL (inline: it is the segmenter's inner loop); and the child's
- * id (0 if none).  tok_jieba_edge_hashed() is the table's half, for a
- * node known not to be the root (a child's id is never 0). */
-static inline const struct tok_jedge *
-tok_jieba_edge_hashed(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+/* Trie access, shared by the model and the cutter (inline: it is the
+ * segmenter's inner loop).  tok_jieba_hashed(): the slot of the edge from
+ * node by cp in the hash table, 0 if there is none, and in *child its
+ * index, the child's id.  tok_jieba_step(): the same from any node, the
+ * root's BMP children from the direct table. */
+static inline uint64_t
+tok_jieba_hashed(const struct tok_jieba *j, uint32_t node, uint32_t cp,
+                 uint32_t *child)
 {
     const uint64_t want = tok_jedge_key(node, cp);
     size_t i;
@@ -415,30 +444,45 @@ tok_jieba_edge_hashed(const struct tok_jieba *j, uint32_t node, uint32_t cp)
     /* The slot's line is fetched while the filter is read: a hit then
      * waits for the slower of the two loads, not for both in turn (the
      * filter's verdict is a coin toss the branch predictor cannot call). */
-    tok_prefetch(&j->edges[i]);
+    tok_prefetch(&j->slots[i]);
     if ((j->bloom[tok_bloom_word(p)] & m) != m)
-        return NULL;
+        return 0;
     for (size_t left = j->max_probe; left > 0; left--) {
-        const struct tok_jedge *e = &j->edges[i];
+        uint64_t v = j->slots[i];
 
-        if (!(e->key & TOK_JEDGE_USED))
-            return NULL;
-        if ((e->key & ((1ULL << 42) - 1)) == want)
-            return e;
+        if (!(v & TOK_JSLOT_USED))
+            return 0;
+        if ((v & TOK_JSLOT_KEY) == want) {
+            *child = (uint32_t)i;
+            return v;
+        }
         i = (i + 1) & j->edge_mask;
     }
-    return NULL; /* only in a damaged table: a valid one has an empty slot
-                  * within max_probe of every start */
+    return 0; /* only in a damaged table: a valid one has an empty slot
+               * within max_probe of every start */
 }
 
-static inline const struct tok_jedge *
-tok_jieba_edge(const struct tok_jieba *j, uint32_t node, uint32_t cp)
+static inline uint64_t
+tok_jieba_step(const struct tok_jieba *j, uint32_t node, uint32_t cp,
+               uint32_t *child)
 {
-    if (node == 0 && cp < 0x10000)
-        return (j->root[cp].key & TOK_JEDGE_USED) ? &j->root[cp] : NULL;
-    return tok_jieba_edge_hashed(j, node, cp);
+    if (node == 0 && cp < TOK_JROOT_N) {
+        uint64_t v = j->root[cp];
+
+        *child = (uint32_t)(v & TOK_JNODE_MAX);
+        return v;
+    }
+    return tok_jieba_hashed(j, node, cp, child);
 }
 
+/* log(freq) of the node a slot leads to (its value index not 0). */
+static inline double
+tok_jieba_logf(const struct tok_jieba *j, uint64_t v)
+{
+    return j->logf[tok_jslot_val(v) & j->vals_mask];
+}
+
+/* The child's id (0 if none). */
 uint32_t tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp);
 
 /* ------------------------------------------------------------------------ */

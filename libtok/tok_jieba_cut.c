@@ -148,20 +148,19 @@ reserve(struct cut_scratch *s, size_t n)
 }
 
 /* Whether FREQ.get(word) > 0 for cps[a..b) (b > a): a word of positive
- * frequency, which its edge's logf tells without a load of j->freq. */
+ * frequency, which its slot's value index tells (0: frequency 0). */
 static bool
 is_word(const struct tok_jieba *j, const uint32_t *cps, size_t a, size_t b)
 {
-    const struct tok_jedge *e = NULL;
     uint32_t node = 0;
+    uint64_t v = 0;
 
     for (size_t i = a; i < b; i++) {
-        e = tok_jieba_edge(j, node, cps[i]);
-        if (e == NULL)
+        v = tok_jieba_step(j, node, cps[i], &node);
+        if (!(v & TOK_JSLOT_USED))
             return false;
-        node = tok_jedge_child(e);
     }
-    return !isnan(e->logf);
+    return tok_jslot_val(v) != 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,17 +361,17 @@ flush_hmm(struct cut *c, size_t lo, size_t hi)
 static inline void
 prefetch_pair(const struct tok_jieba *j, const uint32_t *cps)
 {
-    const struct tok_jedge *r;
+    uint64_t r;
     uint32_t node;
 
-    if (cps[0] >= 0x10000)
+    if (cps[0] >= TOK_JROOT_N)
         return;
-    r = &j->root[cps[0]];
-    if (!(r->key & TOK_JEDGE_USED))
+    r = j->root[cps[0]];
+    if (!(r & TOK_JSLOT_USED))
         return;
-    node = tok_jedge_child(r);
+    node = (uint32_t)(r & TOK_JNODE_MAX);
     tok_prefetch(&j->bloom[tok_bloom_word(tok_jedge_product(node, cps[1]))]);
-    tok_prefetch(&j->edges[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
+    tok_prefetch(&j->slots[tok_jedge_hash(node, cps[1]) & j->edge_mask]);
 }
 
 /* re_han_default's ASCII members (letters, digits, + # & . _ % -), a bit
@@ -448,7 +447,8 @@ decoded:
      * (get_DAG) is walked on the fly: words starting at idx are the trie
      * path from cps[idx] while it lasts. */
     for (size_t idx = n; idx-- > 0;) {
-        const struct tok_jedge *e = tok_jieba_edge(j, 0, s->cps[idx]);
+        uint32_t node;
+        uint64_t v = tok_jieba_step(j, 0, s->cps[idx], &node);
         /* No word yet: every score is finite, so the first one wins. */
         double best = -INFINITY;
         size_t best_x = idx;
@@ -456,22 +456,18 @@ decoded:
         if (idx > PREFETCH_AHEAD)
             prefetch_pair(j, s->cps + idx - PREFETCH_AHEAD);
 
-        for (size_t i = idx; e != NULL;) {
-            double lf = e->logf;
-
-            if (!isnan(lf)) { /* a word, not only a prefix */
-                double sc = (fabs(lf) - lt) + s->score[i + 1];
+        for (size_t i = idx; v & TOK_JSLOT_USED;) {
+            if (tok_jslot_val(v) != 0) { /* a word, not only a prefix */
+                double sc = (tok_jieba_logf(j, v) - lt) + s->score[i + 1];
 
                 if (sc >= best) {
                     best = sc;
                     best_x = i;
                 }
-                if (signbit(lf))
-                    break; /* a leaf: no longer word starts here */
             }
-            if (++i >= n)
-                break;
-            e = tok_jieba_edge_hashed(j, tok_jedge_child(e), s->cps[i]);
+            if ((v & TOK_JSLOT_LEAF) || ++i >= n)
+                break; /* a leaf: no longer word starts here */
+            v = tok_jieba_hashed(j, node, s->cps[i], &node);
         }
         if (best == -INFINITY) /* no word: the character alone, log(1) */
             best = (0.0 - lt) + s->score[idx + 1];

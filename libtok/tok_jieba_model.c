@@ -5,11 +5,13 @@
  * model, and adding user dictionaries on top.
  *
  * The dictionary is a trie of code points (jieba's FREQ maps every word and
- * every prefix of a word; a node's freq is 0 for a prefix only).  Children
- * of the root in the BMP sit in a direct table; every other edge in one
- * open-addressing hash table keyed by (parent, code point), guarded by a
- * one-bit-per-edge filter.  The file layout
- * is documented in jieba-model(5).
+ * every prefix of a word; a node's freq is 0 for a prefix only).  Its
+ * edges sit in one open-addressing hash table keyed by (parent, code
+ * point), guarded by a blocked Bloom filter, a node's id being its edge's
+ * slot; the root's children in the BMP also in a direct table.  Each slot
+ * holds an index into a table of the dictionary's distinct frequencies
+ * (about 5,000) and their logarithms.  The file layout is documented in
+ * jieba-model(5).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,11 +28,11 @@
 #include "tok_int.h"
 
 #define MODEL_MAGIC   "EKJIEBA"
-#define MODEL_VERSION 7u
+#define MODEL_VERSION 8u
 #define HEADER_SIZE   256u
-#define ROOT_N        0x10000u
+#define ROOT_N        TOK_JROOT_N
 #define MIN_FLOAT     (-3.14e100)
-#define NO_PARENT     UINT32_MAX
+#define BLOOM_BYTES   ((size_t)1 << (TOK_BLOOM_BITS - 3))
 
 /* ------------------------------------------------------------------------ */
 /* The trie                                                                  */
@@ -51,36 +53,29 @@ is_heap(const struct tok_jieba *j, const void *p)
     return !in_region(p, j->map, j->map_len);
 }
 
-#define edge_key  tok_jedge_key
-#define edge_hash tok_jedge_hash
-
 uint32_t
 tok_jieba_child(const struct tok_jieba *j, uint32_t node, uint32_t cp)
 {
-    const struct tok_jedge *e = tok_jieba_edge(j, node, cp);
+    uint32_t child = 0;
+    uint64_t v = tok_jieba_step(j, node, cp, &child);
 
-    return e ? tok_jedge_child(e) : 0;
+    return (v & TOK_JSLOT_USED) ? child : 0;
 }
 
-/* Put edge e into the first free slot from its home in table (mask + 1
- * slots, at least one free), as a search expects it. */
-static void
-edge_place(struct tok_jedge *table, size_t mask, const struct tok_jedge *e)
+/* FREQ of a node: 0 for the root and for a prefix only. */
+static int64_t
+node_freq(const struct tok_jieba *j, uint32_t node)
 {
-    size_t i = edge_hash((uint32_t)((e->key >> 21) & TOK_JNODE_MAX),
-                         (uint32_t)(e->key & 0x1FFFFF)) &
-               mask;
-
-    while (table[i].key & TOK_JEDGE_USED)
-        i = (i + 1) & mask;
-    table[i] = *e;
+    if (node == 0)
+        return 0;
+    return j->freqv[tok_jslot_val(j->slots[node]) & j->vals_mask];
 }
 
 /* ------------------------------------------------------------------------ */
 /* The edge table's memory                                                   */
 
-/* The DAG walk reads the 16 MB edge table at random.  On 4 KB pages that
- * is 4096 pages, twice what the second-level TLB holds, so most reads also
+/* The DAG walk reads the 8 MB edge table at random.  On 4 KB pages that
+ * is 2048 pages, as many as the second-level TLB holds, so most reads also
  * walk the page tables; on 2 MB pages the table takes 8 TLB entries
  * (segment: 5-8 % less CPU on 18.7 MB, BENCHMARKS.md).  The model is
  * mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file system
@@ -113,13 +108,13 @@ edges_bytes(size_t slots)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-    return (slots * sizeof(struct tok_jedge) + page - 1) / page * page;
+    return (slots * sizeof(uint64_t) + page - 1) / page * page;
 }
 
 /* A zeroed edge table of `slots` slots, 2 MB aligned and advised for huge
  * pages (the advice is best effort: on 4 KB pages the table works the
  * same); NULL when out of memory.  Free with edges_unmap(). */
-static struct tok_jedge *
+static uint64_t *
 edges_map(size_t slots)
 {
     size_t len = edges_bytes(slots), span = len + HUGE_PAGE;
@@ -138,34 +133,14 @@ edges_map(size_t slots)
 #ifdef MADV_HUGEPAGE
     (void)madvise(a, len, MADV_HUGEPAGE);
 #endif
-    return (struct tok_jedge *)a;
+    return (uint64_t *)a;
 }
 
 static void
-edges_unmap(struct tok_jedge *e, size_t slots)
+edges_unmap(uint64_t *e, size_t slots)
 {
     if (e != NULL)
         munmap(e, edges_bytes(slots));
-}
-
-static int
-edges_resize(struct tok_jieba *j, size_t slots)
-{
-    struct tok_jedge *old = j->edges, *e;
-    size_t old_n = old ? j->edge_mask + 1 : 0;
-
-    e = edges_map(slots);
-    if (e == NULL)
-        return TOK_ENOMEM;
-    j->edges = e;
-    j->edge_mask = slots - 1;
-    j->max_probe = slots; /* kept at most half full: every search ends */
-    for (size_t k = 0; k < old_n; k++)
-        if (old[k].key & TOK_JEDGE_USED)
-            edge_place(e, j->edge_mask, &old[k]);
-    if (is_heap(j, old))
-        edges_unmap(old, old_n);
-    return 0;
 }
 
 /* Let the kernel drop the pages of the mapping's bytes [p, p + len), read
@@ -245,8 +220,8 @@ static bool
 edges_on_file_huge_pages(const struct tok_jieba *j)
 {
 #ifdef MADV_POPULATE_READ
-    uintptr_t a = (uintptr_t)j->edges,
-              b = a + (j->edge_mask + 1) * sizeof(*j->edges);
+    uintptr_t a = (uintptr_t)j->slots,
+              b = a + (j->edge_mask + 1) * sizeof(*j->slots);
     uintptr_t a2 = (a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1),
               b2 = b & ~(uintptr_t)(HUGE_PAGE - 1);
     long kb;
@@ -263,13 +238,13 @@ edges_on_file_huge_pages(const struct tok_jieba *j)
 }
 
 /* Give a mapped model's edge table huge pages, when the kernel offers
- * them: the file's own, else a copy (16 MB, and a few milliseconds to
+ * them: the file's own, else a copy (8 MB, and a few milliseconds to
  * fault in: worth it on a long input).  With copy, copy it in any case. */
 static void
 edges_to_huge_pages(struct tok_jieba *j, bool copy)
 {
     size_t slots = j->edge_mask + 1;
-    struct tok_jedge *e;
+    uint64_t *e;
 
     if (!copy && (!huge_pages_offered() || edges_on_file_huge_pages(j)))
         return; /* the mapping serves */
@@ -280,86 +255,308 @@ edges_to_huge_pages(struct tok_jieba *j, bool copy)
     for (size_t at = 0, len = slots * sizeof(*e); at < len; at += HUGE_PAGE) {
         size_t n = len - at < HUGE_PAGE ? len - at : HUGE_PAGE;
 
-        memcpy((char *)e + at, (const char *)j->edges + at, n);
-        release_mapped(j, (const char *)j->edges + at, n);
+        memcpy((char *)e + at, (const char *)j->slots + at, n);
+        release_mapped(j, (const char *)j->slots + at, n);
     }
-    j->edges = e;
+    j->slots = e;
 }
 
-static int
-node_new(struct tok_jieba *j, uint32_t *out)
-{
-    if (j->n_nodes > TOK_JNODE_MAX)
-        return TOK_ERANGE;
-    if (j->n_nodes == j->cap_nodes) {
-        size_t cap = j->cap_nodes ? j->cap_nodes * 2 : 1 << 16;
-        int64_t *f = realloc(j->freq, cap * sizeof(*f));
+/* ------------------------------------------------------------------------ */
+/* Building the trie (heap mode: compiling, adding user words)              */
 
-        if (f == NULL)
-            return TOK_ENOMEM;
-        j->freq = f;
-        if (j->force_split) {
-            uint8_t *fs = realloc(j->force_split, cap);
-            if (fs == NULL)
-                return TOK_ENOMEM;
-            memset(fs + j->cap_nodes, 0, cap - j->cap_nodes);
-            j->force_split = fs;
-        }
-        j->cap_nodes = cap;
-    }
-    j->freq[j->n_nodes] = 0;
-    *out = (uint32_t)j->n_nodes++;
+/* The value index of freq (> 0), added to the value tables if new:
+ * TOK_ERANGE past TOK_JVAL_MAX distinct frequencies. */
+static void
+val_of_put(struct tok_jieba *j, int64_t freq, uint32_t index)
+{
+    size_t at = (size_t)(((uint64_t)freq * 0x9E3779B97F4A7C15ULL) >> 32) &
+                j->val_of_mask;
+
+    while (j->val_of[at])
+        at = (at + 1) & j->val_of_mask;
+    j->val_of[at] = index;
+}
+
+/* The hash of frequencies to value indexes, for cap entries (a power of
+ * two above twice the count). */
+static int
+val_of_rebuild(struct tok_jieba *j, size_t cap)
+{
+    uint32_t *t = calloc(cap, sizeof(*t));
+
+    if (t == NULL)
+        return TOK_ENOMEM;
+    free(j->val_of);
+    j->val_of = t;
+    j->val_of_mask = cap - 1;
+    for (size_t k = 1; k <= j->n_vals; k++)
+        val_of_put(j, j->freqv[k], (uint32_t)k);
     return 0;
 }
 
-/* The edge into the node of prefix cps[0..n) (n >= 1), creating missing
- * nodes as prefix-only nodes; *fresh tells whether that node is new.  A
- * word node that gains a child stops being a leaf (its logf turns
- * positive).  Returns 0, TOK_ENOMEM or TOK_ERANGE (more than 2^21 nodes). */
 static int
-trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n,
-            struct tok_jedge **out, bool *fresh)
+value_index(struct tok_jieba *j, int64_t freq, uint32_t *out)
+{
+    size_t at = (size_t)(((uint64_t)freq * 0x9E3779B97F4A7C15ULL) >> 32) &
+                j->val_of_mask;
+    size_t cap = j->vals_mask + 1;
+    int rc;
+
+    for (; j->val_of[at]; at = (at + 1) & j->val_of_mask) {
+        if (j->freqv[j->val_of[at]] == freq) {
+            *out = j->val_of[at];
+            return 0;
+        }
+    }
+    if (j->n_vals == TOK_JVAL_MAX)
+        return TOK_ERANGE;
+    if (j->n_vals + 1 == cap) {
+        /* The arrays are the heap's (make_private() copied them). */
+        double *lf = realloc((double *)j->logf, 2 * cap * sizeof(*lf));
+        int64_t *fv;
+
+        if (lf == NULL)
+            return TOK_ENOMEM;
+        j->logf = lf;
+        fv = realloc((int64_t *)j->freqv, 2 * cap * sizeof(*fv));
+        if (fv == NULL)
+            return TOK_ENOMEM;
+        j->freqv = fv;
+        memset(lf + cap, 0, cap * sizeof(*lf));
+        memset(fv + cap, 0, cap * sizeof(*fv));
+        j->vals_mask = 2 * cap - 1;
+    }
+    ((double *)j->logf)[j->n_vals + 1] = log((double)freq);
+    ((int64_t *)j->freqv)[j->n_vals + 1] = freq;
+    j->n_vals++;
+    if (2 * j->n_vals > j->val_of_mask) {
+        if ((rc = val_of_rebuild(j, 2 * (j->val_of_mask + 1))) < 0)
+            return rc;
+    } else {
+        val_of_put(j, freq, (uint32_t)j->n_vals);
+    }
+    *out = (uint32_t)j->n_vals;
+    return 0;
+}
+
+/* Set the value index and leafness of node (not the root), in its slot
+ * and, for a child of the root by a BMP code point, in root[]. */
+static void
+set_node(struct tok_jieba *j, uint32_t node, uint32_t val, bool leaf)
+{
+    uint64_t v = (j->slots[node] & (TOK_JSLOT_USED | TOK_JSLOT_KEY)) |
+                 ((uint64_t)val << TOK_JSLOT_VAL_SHIFT) |
+                 (leaf ? TOK_JSLOT_LEAF : 0);
+
+    j->slots[node] = v;
+    if (tok_jslot_parent(v) == 0 && tok_jslot_cp(v) < ROOT_N)
+        j->root[tok_jslot_cp(v)] = (v & ~TOK_JSLOT_KEY) | node;
+}
+
+/* Put the edge (parent, cp) into the first free slot from its home (the
+ * table has one), with the child's value and leafness; returns the
+ * slot, the child's id. */
+static uint32_t
+edge_insert(struct tok_jieba *j, uint32_t parent, uint32_t cp, uint64_t bits)
+{
+    size_t i = tok_jedge_hash(parent, cp) & j->edge_mask;
+    uint64_t v = TOK_JSLOT_USED | bits | tok_jedge_key(parent, cp);
+
+    while (j->slots[i] & TOK_JSLOT_USED)
+        i = (i + 1) & j->edge_mask;
+    j->slots[i] = v;
+    if (parent == 0 && cp < ROOT_N)
+        j->root[cp] = (v & ~TOK_JSLOT_KEY) | i;
+    else
+        tok_bloom_set(j->bloom, parent, cp);
+    return (uint32_t)i;
+}
+
+/* Each node's depth (the root's 0) into depth[slots], from the parent
+ * ids in the slots; TOK_EFORMAT if a parent is not a node or the parents
+ * go round in a circle (a damaged file). */
+static int
+node_depths(const struct tok_jieba *j, uint32_t *depth)
+{
+    size_t slots = j->edge_mask + 1;
+    uint32_t *chain = malloc(slots * sizeof(*chain));
+
+    if (chain == NULL)
+        return TOK_ENOMEM;
+    /* UINT32_MAX: not known yet. */
+    memset(depth, 0xff, slots * sizeof(*depth));
+    depth[0] = 0;
+    for (size_t q = 1; q < slots; q++) {
+        size_t n = 0;
+        uint32_t at = (uint32_t)q, d;
+
+        if (!(j->slots[q] & TOK_JSLOT_USED) || depth[q] != UINT32_MAX)
+            continue;
+        /* Up to a node of known depth, then back down. */
+        while (depth[at] == UINT32_MAX) {
+            uint32_t parent = tok_jslot_parent(j->slots[at]);
+
+            if (n == slots || parent >= slots ||
+                !(j->slots[parent] & TOK_JSLOT_USED)) {
+                free(chain);
+                return TOK_EFORMAT;
+            }
+            chain[n++] = at;
+            at = parent;
+        }
+        for (d = depth[at]; n > 0; n--)
+            depth[chain[n - 1]] = ++d;
+    }
+    free(chain);
+    return 0;
+}
+
+/* A node to place, and the order relayout() places them in. */
+struct placing {
+    double weight; /* the frequencies at and below it, or 0 */
+    uint32_t depth, node;
+};
+
+static int
+by_placing(const void *a, const void *b)
+{
+    const struct placing *x = a, *y = b;
+
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* Lay the edges out again in a table of `slots` slots (heap mode), every
+ * parent before its children, as the ids are the slots: heaviest subtree
+ * first (the sum of the frequencies of the words at and below the child)
+ * when by_weight, so that the edges text walks through most often sit in
+ * their home slot, else by depth.  Ties by depth, then by old id: the
+ * same trie gives the same table.  The filter, root[] and force_split
+ * follow the new ids. */
+static int
+relayout(struct tok_jieba *j, size_t slots, bool by_weight)
+{
+    size_t old_slots = j->edge_mask + 1, n = 0;
+    uint64_t *old = j->slots, *fresh;
+    uint32_t *depth = malloc(old_slots * sizeof(*depth));
+    uint32_t *newid = malloc(old_slots * sizeof(*newid));
+    struct placing *all = malloc((j->n_edges + 1) * sizeof(*all));
+    double *w = NULL;
+    uint8_t *fs = NULL;
+    int rc = TOK_ENOMEM;
+
+    if (slots - 1 > TOK_JNODE_MAX) {
+        rc = TOK_ERANGE;
+        goto out;
+    }
+    if (depth == NULL || newid == NULL || all == NULL ||
+        (by_weight && (w = calloc(old_slots, sizeof(*w))) == NULL) ||
+        (j->force_split && (fs = calloc(slots, 1)) == NULL))
+        goto out;
+    if ((rc = node_depths(j, depth)) < 0)
+        goto out;
+    for (size_t q = 1; q < old_slots; q++) {
+        if (!(old[q] & TOK_JSLOT_USED))
+            continue;
+        all[n].depth = depth[q];
+        all[n].node = (uint32_t)q;
+        all[n].weight = 0;
+        n++;
+    }
+    if (by_weight) {
+        /* Sums of int64 frequencies stay below 2^53: exact in a double.
+         * Deepest first, each node adds its sum into its parent's. */
+        for (size_t k = 0; k < n; k++)
+            w[all[k].node] = (double)node_freq(j, all[k].node);
+        for (size_t k = 0; k < n; k++)
+            all[k].weight = (double)all[k].depth; /* deepest first */
+        qsort(all, n, sizeof(*all), by_placing);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t q = all[k].node, parent = tok_jslot_parent(old[q]);
+
+            if (parent)
+                w[parent] += w[q];
+        }
+        for (size_t k = 0; k < n; k++)
+            all[k].weight = w[all[k].node];
+    }
+    qsort(all, n, sizeof(*all), by_placing);
+    if ((fresh = edges_map(slots)) == NULL) {
+        rc = TOK_ENOMEM;
+        goto out;
+    }
+    j->slots = fresh;
+    j->edge_mask = slots - 1;
+    j->slots[0] = TOK_JSLOT_SENTINEL;
+    memset(j->root, 0, ROOT_N * sizeof(*j->root));
+    memset(j->bloom, 0, BLOOM_BYTES);
+    newid[0] = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t q = all[k].node;
+        uint64_t v = old[q];
+
+        newid[q] = edge_insert(j, newid[tok_jslot_parent(v)], tok_jslot_cp(v),
+                               v & (TOK_JSLOT_LEAF | ((uint64_t)TOK_JVAL_MAX
+                                                      << TOK_JSLOT_VAL_SHIFT)));
+        if (fs)
+            fs[newid[q]] = j->force_split[q];
+    }
+    if (fs) {
+        free(j->force_split);
+        j->force_split = fs;
+        fs = NULL;
+    }
+    j->max_probe = slots; /* kept at most half full: every search ends */
+    if (is_heap(j, old))
+        edges_unmap(old, old_slots);
+    rc = 0;
+out:
+    free(depth);
+    free(newid);
+    free(all);
+    free(w);
+    free(fs);
+    return rc;
+}
+
+/* The node of prefix cps[0..n) (n >= 1), creating missing nodes as
+ * prefix-only leaves; *fresh tells whether that node is new.  A node that
+ * gains a child stops being a leaf.  The table grows first if the n edges
+ * could take it past half full (growing changes every id).  Returns 0,
+ * TOK_ENOMEM or TOK_ERANGE (more than 2^22 slots). */
+static int
+trie_insert(struct tok_jieba *j, const uint32_t *cps, size_t n, uint32_t *out,
+            bool *fresh)
 {
     uint32_t node = 0;
-    struct tok_jedge *e = NULL;
+    size_t slots = j->edge_mask + 1;
 
+    while (2 * (j->n_edges + 1 + n) > slots)
+        slots *= 2;
+    if (slots > j->edge_mask + 1) {
+        int rc = relayout(j, slots, false);
+
+        if (rc < 0)
+            return rc;
+    }
     *fresh = false;
     for (size_t k = 0; k < n; k++) {
-        struct tok_jedge *into = e; /* the edge into node (NULL: root) */
+        uint32_t child;
+        uint64_t v = tok_jieba_step(j, node, cps[k], &child);
 
-        e = (struct tok_jedge *)tok_jieba_edge(j, node, cps[k]);
-        *fresh = e == NULL;
-        if (e == NULL) {
-            uint32_t child;
-            int rc = node_new(j, &child);
-
-            if (rc < 0)
-                return rc;
-            /* Before the table may move: node has a child now. */
-            if (into && !isnan(into->logf))
-                into->logf = fabs(into->logf);
-            if (node == 0 && cps[k] < ROOT_N) {
-                e = &j->root[cps[k]];
-            } else {
-                size_t i;
-
-                if (2 * (j->n_edges + 1) > j->edge_mask + 1 &&
-                    edges_resize(j, 2 * (j->edge_mask + 1)) < 0)
-                    return TOK_ENOMEM;
-                i = edge_hash(node, cps[k]) & j->edge_mask;
-                while (j->edges[i].key & TOK_JEDGE_USED)
-                    i = (i + 1) & j->edge_mask;
-                e = &j->edges[i];
-                j->n_edges++;
-                tok_bloom_set(j->bloom, node, cps[k]);
-            }
-            e->key = TOK_JEDGE_USED | ((uint64_t)child << 42) |
-                     edge_key(node, cps[k]);
-            e->logf = NAN;
+        *fresh = !(v & TOK_JSLOT_USED);
+        if (*fresh) {
+            if (node != 0 && (j->slots[node] & TOK_JSLOT_LEAF))
+                set_node(j, node, tok_jslot_val(j->slots[node]), false);
+            child = edge_insert(j, node, cps[k], TOK_JSLOT_LEAF);
+            j->n_edges++;
         }
-        node = tok_jedge_child(e);
+        node = child;
     }
-    *out = e;
+    *out = node;
     return 0;
 }
 
@@ -385,27 +582,19 @@ decode_cps(const char *s, size_t len, uint32_t *cps, size_t max)
 static int
 add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 {
-    struct tok_jedge *e;
-    uint32_t node;
-    bool fresh, leaf;
-    int rc = trie_insert(j, cps, n, &e, &fresh);
+    uint32_t node, val = 0;
+    bool fresh;
+    int64_t old;
+    int rc = trie_insert(j, cps, n, &node, &fresh);
 
-    if (rc < 0)
+    if (rc < 0 || (freq > 0 && (rc = value_index(j, freq, &val)) < 0))
         return rc;
-    /* A prefix-only node (NaN) has children; a fresh one has none. */
-    leaf = fresh || (!isnan(e->logf) && signbit(e->logf));
-    node = tok_jedge_child(e);
-    if (j->freq[node] == 0 && freq > 0)
+    old = node_freq(j, node);
+    if (old == 0 && freq > 0)
         j->n_words++;
-    else if (j->freq[node] > 0 && freq == 0)
+    else if (old > 0 && freq == 0)
         j->n_words--;
-    j->freq[node] = freq;
-    /* A leaf word's weight is stored negated (-0.0 for freq 1), so the DAG
-     * walk knows it can stop there; fabs() gives it back exactly. */
-    if (freq > 0)
-        e->logf = leaf ? -log((double)freq) : log((double)freq);
-    else
-        e->logf = NAN;
+    set_node(j, node, val, (j->slots[node] & TOK_JSLOT_LEAF) != 0);
     j->total += freq;
     return 0;
 }
@@ -413,14 +602,17 @@ add_word(struct tok_jieba *j, const uint32_t *cps, size_t n, int64_t freq)
 static void
 jieba_free_arrays(struct tok_jieba *j)
 {
-    if (is_heap(j, j->freq))
-        free(j->freq);
-    if (is_heap(j, j->edges))
-        edges_unmap(j->edges, j->edge_mask + 1);
+    if (is_heap(j, j->slots))
+        edges_unmap(j->slots, j->edge_mask + 1);
     if (is_heap(j, j->root))
         free(j->root);
     if (is_heap(j, j->bloom))
         free(j->bloom);
+    if (is_heap(j, j->logf))
+        free((double *)j->logf);
+    if (is_heap(j, j->freqv))
+        free((int64_t *)j->freqv);
+    free(j->val_of);
     free(j->force_split);
     free(j->emit_heap);
 }
@@ -575,16 +767,25 @@ static int
 jieba_empty(struct tok_jieba **out, struct tok_err *err)
 {
     struct tok_jieba *j = calloc(1, sizeof(*j));
-    uint32_t root;
+    const size_t vals = 1024;
 
     *out = NULL;
     if (j == NULL)
         goto nomem;
     j->heap = true;
     j->root = calloc(ROOT_N, sizeof(*j->root));
-    j->bloom = calloc((size_t)1 << (TOK_BLOOM_BITS - 6), sizeof(*j->bloom));
-    if (j->root == NULL || j->bloom == NULL || edges_resize(j, 1 << 16) < 0 ||
-        node_new(j, &root) < 0)
+    j->bloom = calloc(BLOOM_BYTES, 1);
+    j->logf = calloc(vals, sizeof(*j->logf));
+    j->freqv = calloc(vals, sizeof(*j->freqv));
+    j->vals_mask = vals - 1;
+    j->slots = edges_map((size_t)1 << 16);
+    if (j->slots != NULL) {
+        j->edge_mask = ((size_t)1 << 16) - 1;
+        j->max_probe = j->edge_mask + 1;
+        j->slots[0] = TOK_JSLOT_SENTINEL;
+    }
+    if (j->root == NULL || j->bloom == NULL || j->logf == NULL ||
+        j->freqv == NULL || j->slots == NULL || val_of_rebuild(j, 64) < 0)
         goto nomem;
     *out = j;
     return 0;
@@ -840,35 +1041,38 @@ put64(unsigned char *h, size_t off, uint64_t v)
     memcpy(h + off, &v, 8);
 }
 
-#define BLOOM_BYTES ((size_t)1 << (TOK_BLOOM_BITS - 3))
-
-/* Section sizes for given counts: freq, edges, filter, root, emit. */
-enum { SEC_FREQ, SEC_EDGES, SEC_FILTER, SEC_ROOT, SEC_EMIT, N_SEC };
+/* Section sizes for given counts: edges, filter, root, the two value
+ * tables, emit. */
+enum { SEC_EDGES, SEC_FILTER, SEC_ROOT, SEC_LOGF, SEC_FREQ, SEC_EMIT, N_SEC };
 
 static size_t
-model_size(size_t n_nodes, size_t slots, size_t sec[N_SEC])
+model_size(size_t slots, size_t vals, size_t sec[N_SEC])
 {
-    sec[SEC_FREQ] = n_nodes * 8;
-    sec[SEC_EDGES] = slots * sizeof(struct tok_jedge);
+    size_t total = HEADER_SIZE;
+
+    sec[SEC_EDGES] = slots * sizeof(uint64_t);
     sec[SEC_FILTER] = BLOOM_BYTES;
-    sec[SEC_ROOT] = ROOT_N * sizeof(struct tok_jedge);
+    sec[SEC_ROOT] = ROOT_N * sizeof(uint64_t);
+    sec[SEC_LOGF] = vals * sizeof(double);
+    sec[SEC_FREQ] = vals * sizeof(int64_t);
     sec[SEC_EMIT] = 4 * (size_t)TOK_EMIT_N * 8;
-    return HEADER_SIZE + sec[SEC_FREQ] + sec[SEC_EDGES] + sec[SEC_FILTER] +
-           sec[SEC_ROOT] + sec[SEC_EMIT];
+    for (int k = 0; k < N_SEC; k++)
+        total += sec[k];
+    return total;
 }
 
 /* The most slots any search of a table reads: the longest run of slots in
  * use (cyclically) plus the empty slot that ends it.  The table has an
  * empty slot (it is at most half full). */
 static size_t
-longest_probe(const struct tok_jedge *e, size_t slots)
+longest_probe(const uint64_t *e, size_t slots)
 {
     size_t first = 0, run = 0, longest = 0;
 
-    while (e[first].key & TOK_JEDGE_USED)
+    while (e[first] & TOK_JSLOT_USED)
         first++;
     for (size_t k = 1; k <= slots; k++) {
-        if (e[(first + k) & (slots - 1)].key & TOK_JEDGE_USED) {
+        if (e[(first + k) & (slots - 1)] & TOK_JSLOT_USED) {
             if (++run > longest)
                 longest = run;
         } else {
@@ -876,70 +1080,6 @@ longest_probe(const struct tok_jedge *e, size_t slots)
         }
     }
     return longest + 1;
-}
-
-/* An edge and the weight order_edges() sorts it by. */
-struct weighted_edge {
-    double weight;
-    struct tok_jedge edge;
-};
-
-/* Heaviest first; equal weights by key, so the model's bytes do not
- * depend on qsort. */
-static int
-by_weight(const void *a, const void *b)
-{
-    const struct weighted_edge *x = a, *y = b;
-
-    if (x->weight != y->weight)
-        return x->weight > y->weight ? -1 : 1;
-    return (x->edge.key > y->edge.key) - (x->edge.key < y->edge.key);
-}
-
-/* Put the edges back into the table heaviest subtree first (the sum of
- * the dictionary frequencies of the words at and below the child), so
- * that the edges text walks through most often sit in their home slot:
- * a hit reads one slot and its key test goes the way the branch
- * predictor expects.  Same table, same edges, other slots: the format is
- * unchanged.  A child is created after its parent, so a pass over node
- * ids from the last adds each subtree into its parent (the root's
- * children, kept in root[], add into node 0, which nothing reads). */
-static int
-order_edges(struct tok_jieba *j)
-{
-    size_t slots = j->edge_mask + 1, n = 0;
-    uint32_t *parent = calloc(j->n_nodes, sizeof(*parent));
-    double *w = malloc(j->n_nodes * sizeof(*w));
-    struct weighted_edge *all = malloc(j->n_edges * sizeof(*all));
-    int rc = TOK_ENOMEM;
-
-    if (parent == NULL || w == NULL || all == NULL)
-        goto out;
-    for (size_t k = 0; k < slots && n < j->n_edges; k++) {
-        const struct tok_jedge *e = &j->edges[k];
-
-        if (!(e->key & TOK_JEDGE_USED))
-            continue;
-        all[n++].edge = *e;
-        parent[tok_jedge_child(e)] = (uint32_t)((e->key >> 21) & TOK_JNODE_MAX);
-    }
-    /* Sums of int64 frequencies stay below 2^53: exact in a double. */
-    for (size_t k = 0; k < j->n_nodes; k++)
-        w[k] = (double)j->freq[k];
-    for (size_t k = j->n_nodes; k-- > 1;)
-        w[parent[k]] += w[k];
-    for (size_t k = 0; k < n; k++)
-        all[k].weight = w[tok_jedge_child(&all[k].edge)];
-    qsort(all, n, sizeof(*all), by_weight);
-    memset(j->edges, 0, slots * sizeof(*j->edges));
-    for (size_t k = 0; k < n; k++)
-        edge_place(j->edges, j->edge_mask, &all[k].edge);
-    rc = 0;
-out:
-    free(parent);
-    free(w);
-    free(all);
-    return rc;
 }
 
 int
@@ -977,18 +1117,19 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         tok_jieba_close(j);
         return rc;
     }
-    if ((rc = order_edges(j)) < 0) {
+    /* Heaviest first, in the table's final size. */
+    if ((rc = relayout(j, j->edge_mask + 1, true)) < 0) {
         tok_jieba_close(j);
         return tok_err_set(err, rc, "%s", tok_strerror(rc));
     }
 
-    total_size = model_size(j->n_nodes, j->edge_mask + 1, sec);
-    j->max_probe = longest_probe(j->edges, j->edge_mask + 1);
+    total_size = model_size(j->edge_mask + 1, j->vals_mask + 1, sec);
+    j->max_probe = longest_probe(j->slots, j->edge_mask + 1);
     memset(h, 0, sizeof(h));
     memcpy(h, MODEL_MAGIC, 8);
     put32(h, 8, MODEL_VERSION);
     put32(h, 12, HEADER_SIZE);
-    put64(h, 16, j->n_nodes);
+    put64(h, 16, j->n_edges + 1);
     put64(h, 24, j->edge_mask + 1);
     put64(h, 32, j->n_edges);
     put64(h, 40, j->n_words);
@@ -1000,6 +1141,8 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
     put64(h, 224, total_size);
     put32(h, 232, TOK_BLOOM_BITS);
     put32(h, 236, (uint32_t)j->max_probe);
+    put32(h, 240, (uint32_t)j->n_vals);
+    put32(h, 244, (uint32_t)(j->vals_mask + 1));
 
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -1010,10 +1153,11 @@ tok_jieba_compile(const char *dict_path, const char *hmm_dir,
         return rc;
     }
     if (write_all(fd, h, sizeof(h)) < 0 ||
-        write_all(fd, j->freq, sec[SEC_FREQ]) < 0 ||
-        write_all(fd, j->edges, sec[SEC_EDGES]) < 0 ||
+        write_all(fd, j->slots, sec[SEC_EDGES]) < 0 ||
         write_all(fd, j->bloom, sec[SEC_FILTER]) < 0 ||
         write_all(fd, j->root, sec[SEC_ROOT]) < 0 ||
+        write_all(fd, j->logf, sec[SEC_LOGF]) < 0 ||
+        write_all(fd, j->freqv, sec[SEC_FREQ]) < 0 ||
         write_all(fd, emit, sec[SEC_EMIT]) < 0 || fsync(fd) < 0 ||
         drop_cached(fd) < 0 || close(fd) < 0) {
         rc = tok_err_set(err, TOK_EIO, "cannot write '%s': %s", tmp,
@@ -1066,7 +1210,7 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
     struct tok_jieba *j;
     struct stat st;
     const unsigned char *h;
-    size_t sec[N_SEC], n_nodes, slots, off;
+    size_t sec[N_SEC], n_edges, slots, vals, n_vals, off;
     int fd, rc;
 
     *out = NULL;
@@ -1112,18 +1256,21 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
                          path, get32(h, 8), MODEL_VERSION);
         goto fail;
     }
-    n_nodes = get64(h, 16);
+    n_edges = get64(h, 32);
     slots = get64(h, 24);
-    if (n_nodes == 0 || n_nodes > (size_t)TOK_JNODE_MAX + 1 || slots == 0 ||
-        (slots & (slots - 1)) != 0 || slots > ((size_t)1 << 32) ||
-        get32(h, 216) != TOK_HAN_LO || get32(h, 220) != TOK_EMIT_N ||
-        get64(h, 32) >= slots || (int64_t)get64(h, 48) <= 0 ||
+    n_vals = get32(h, 240);
+    vals = get32(h, 244);
+    if (get64(h, 16) != n_edges + 1 || slots < 2 ||
+        (slots & (slots - 1)) != 0 || slots - 1 > TOK_JNODE_MAX ||
+        n_edges >= slots || get32(h, 216) != TOK_HAN_LO ||
+        get32(h, 220) != TOK_EMIT_N || (int64_t)get64(h, 48) <= 0 ||
         get32(h, 232) != TOK_BLOOM_BITS || get32(h, 236) == 0 ||
-        get32(h, 236) > slots) {
+        get32(h, 236) > slots || vals == 0 || (vals & (vals - 1)) != 0 ||
+        vals - 1 > TOK_JVAL_MAX || n_vals >= vals) {
         rc = tok_err_set(err, TOK_EFORMAT, "model '%s': corrupt header", path);
         goto fail;
     }
-    if (model_size(n_nodes, slots, sec) != j->map_len ||
+    if (model_size(slots, vals, sec) != j->map_len ||
         get64(h, 224) != j->map_len) {
         rc = tok_err_set(err, TOK_EFORMAT,
                          "model '%s': size %zu does not match its header "
@@ -1131,22 +1278,25 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
                          path, j->map_len);
         goto fail;
     }
-    j->n_nodes = j->cap_nodes = n_nodes;
     j->edge_mask = slots - 1;
-    j->n_edges = get64(h, 32);
+    j->n_edges = n_edges;
+    j->n_vals = n_vals;
+    j->vals_mask = vals - 1;
     j->n_words = get64(h, 40);
     j->total = (int64_t)get64(h, 48);
     memcpy(j->start, h + 56, 32);
     memcpy(j->trans, h + 88, 128);
     off = HEADER_SIZE;
-    j->freq = (int64_t *)((char *)j->map + off);
-    off += sec[SEC_FREQ];
-    j->edges = (struct tok_jedge *)((char *)j->map + off);
+    j->slots = (uint64_t *)((char *)j->map + off);
     off += sec[SEC_EDGES];
     j->bloom = (uint64_t *)((char *)j->map + off);
     off += sec[SEC_FILTER];
-    j->root = (struct tok_jedge *)((char *)j->map + off);
+    j->root = (uint64_t *)((char *)j->map + off);
     off += sec[SEC_ROOT];
+    j->logf = (const double *)((const char *)j->map + off);
+    off += sec[SEC_LOGF];
+    j->freqv = (const int64_t *)((const char *)j->map + off);
+    off += sec[SEC_FREQ];
     j->emit = (const double *)((const char *)j->map + off);
     j->max_probe = get32(h, 236);
     j->logtotal = log((double)j->total);
@@ -1158,10 +1308,11 @@ tok_jieba_open_flags(struct tok_jieba **out, const char *path, int flags,
     *out = j;
     return 0;
 fail:
-    j->freq = NULL;
-    j->edges = NULL;
+    j->slots = NULL;
     j->bloom = NULL;
     j->root = NULL;
+    j->logf = NULL;
+    j->freqv = NULL;
     tok_jieba_close(j);
     return rc;
 }
@@ -1169,91 +1320,120 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* User dictionaries                                                         */
 
-/* Copy the mapped arrays to the heap, so words can be added. */
-/* Whether the node ids and the count of slots in use of a mapped model
- * are what a valid file has.  The segmenter never needs this (a node id
- * is only ever hashed, and searches are bounded by max_probe, so a damaged
- * table gives wrong words but cannot crash or hang it); adding words does,
- * since it indexes freq by node id and needs an empty slot to end each
- * search.  One pass over the 16 MB table: done only then, not at open. */
+/* Whether the slots of a mapped model are what a valid file has.  The
+ * segmenter never needs this (a node id is only ever hashed, a value index
+ * is masked into its table, and searches are bounded by max_probe, so a
+ * damaged table gives wrong words but cannot crash or hang it); adding
+ * words does: growing the table follows each node's parent to the root
+ * (see relayout), and every search must end at an empty slot.  One pass
+ * over the 8 MB table: done only then, not at open. */
 static int
-check_node_ids(const struct tok_jieba *j, const char *dict_path,
-               struct tok_err *err)
+check_model(const struct tok_jieba *j, const char *dict_path,
+            struct tok_err *err)
 {
-    size_t used = 0, slots = j->edge_mask + 1, n_nodes = j->n_nodes;
-    uint64_t bad = 0;
+    size_t used = 0, slots = j->edge_mask + 1;
+    uint64_t bad = j->slots[0] != TOK_JSLOT_SENTINEL;
+    uint32_t *depth;
+    int rc;
 
-    for (size_t i = 0; i < ROOT_N; i++) {
-        uint64_t key = j->root[i].key, child = (key >> 42) & TOK_JNODE_MAX;
+    for (size_t cp = 0; cp < ROOT_N; cp++) {
+        uint64_t r = j->root[cp];
+        size_t child = r & TOK_JNODE_MAX;
 
-        bad |= (key >> 63) &
-               ((uint64_t)(child >= n_nodes) | (uint64_t)(child == 0));
+        if (!(r & TOK_JSLOT_USED))
+            continue;
+        bad |=
+            child == 0 || child >= slots ||
+            (j->slots[child] & ~(uint64_t)TOK_JNODE_MAX) !=
+                (r & ~(uint64_t)TOK_JNODE_MAX) ||
+            (j->slots[child] & TOK_JSLOT_KEY) != tok_jedge_key(0, (uint32_t)cp);
     }
     /* No branch a slot. */
-    for (size_t i = 0; i < slots; i++) {
-        uint64_t key = j->edges[i].key, u = key >> 63;
-        uint64_t parent = (key >> 21) & TOK_JNODE_MAX;
-        uint64_t child = (key >> 42) & TOK_JNODE_MAX;
+    for (size_t i = 1; i < slots; i++) {
+        uint64_t v = j->slots[i], u = v >> 63;
 
         used += u;
-        bad |= u & ((uint64_t)(parent >= n_nodes) |
-                    (uint64_t)(child >= n_nodes) | (uint64_t)(child == 0) |
-                    (uint64_t)((key & 0x1FFFFF) > 0x10FFFF));
+        bad |= u & ((uint64_t)(tok_jslot_parent(v) >= slots) |
+                    (uint64_t)(tok_jslot_cp(v) > 0x10FFFF) |
+                    (uint64_t)(tok_jslot_val(v) > j->n_vals));
     }
     if (bad)
         return tok_err_set(err, TOK_EFORMAT,
                            "cannot load user dictionary '%s': the model is "
-                           "damaged (node id out of range)",
+                           "damaged (a slot out of range)",
                            dict_path);
     if (used != j->n_edges)
         return tok_err_set(err, TOK_EFORMAT,
                            "cannot load user dictionary '%s': the model is "
                            "damaged (%zu edges in use, header says %zu)",
                            dict_path, used, j->n_edges);
+    if ((depth = malloc(slots * sizeof(*depth))) == NULL)
+        return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    rc = node_depths(j, depth);
+    free(depth);
+    if (rc == TOK_ENOMEM)
+        return tok_err_set(err, rc, "%s", tok_strerror(rc));
+    if (rc < 0)
+        return tok_err_set(err, TOK_EFORMAT,
+                           "cannot load user dictionary '%s': the model is "
+                           "damaged (a node's parents do not reach the root)",
+                           dict_path);
     return 0;
 }
 
 /* Copy the mapped arrays to the heap, so words can be added (after
- * checking what adding words relies on: see check_node_ids). */
+ * checking what adding words relies on: see check_model). */
 static int
 make_private(struct tok_jieba *j, const char *dict_path, struct tok_err *err)
 {
-    int64_t *f;
-    struct tok_jedge *root, *e = j->edges;
-    uint64_t *bloom;
-    size_t slots = j->edge_mask + 1;
-    bool copy_edges = !is_heap(j, j->edges); /* still the mapping's */
+    uint64_t *root, *bloom, *e = j->slots;
+    double *logf;
+    int64_t *freqv;
+    size_t slots = j->edge_mask + 1, vals = j->vals_mask + 1;
+    bool copy_edges = !is_heap(j, j->slots); /* still the mapping's */
     int rc;
 
     if (j->heap)
         return 0;
-    if ((rc = check_node_ids(j, dict_path, err)) < 0)
+    if ((rc = check_model(j, dict_path, err)) < 0)
         return rc;
-    f = malloc(j->n_nodes * sizeof(*f));
     root = malloc(ROOT_N * sizeof(*root));
     bloom = malloc(BLOOM_BYTES);
+    logf = malloc(vals * sizeof(*logf));
+    freqv = malloc(vals * sizeof(*freqv));
     if (copy_edges)
         e = edges_map(slots);
-    if (f == NULL || root == NULL || e == NULL || bloom == NULL) {
-        free(f);
+    if (root == NULL || e == NULL || bloom == NULL || logf == NULL ||
+        freqv == NULL) {
         free(root);
+        free(bloom);
+        free(logf);
+        free(freqv);
         if (copy_edges)
             edges_unmap(e, slots);
-        free(bloom);
         return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
     }
-    memcpy(f, j->freq, j->n_nodes * sizeof(*f));
     memcpy(root, j->root, ROOT_N * sizeof(*root));
     if (copy_edges)
-        memcpy(e, j->edges, slots * sizeof(*e));
+        memcpy(e, j->slots, slots * sizeof(*e));
     memcpy(bloom, j->bloom, BLOOM_BYTES);
-    j->freq = f;
+    memcpy(logf, j->logf, vals * sizeof(*logf));
+    memcpy(freqv, j->freqv, vals * sizeof(*freqv));
     j->root = root;
-    j->edges = e;
+    j->slots = e;
     j->bloom = bloom;
-    j->cap_nodes = j->n_nodes;
+    j->logf = logf;
+    j->freqv = freqv;
     j->max_probe = slots; /* n_edges < slots: every search ends */
     j->heap = true;
+    {
+        size_t cap = 64;
+
+        while (cap < 4 * (j->n_vals + 1))
+            cap *= 2;
+        if (val_of_rebuild(j, cap) < 0)
+            return tok_err_set(err, TOK_ENOMEM, "%s", tok_strerror(TOK_ENOMEM));
+    }
     return 0;
 }
 
@@ -1284,13 +1464,13 @@ suggest_freq(struct tok_jieba *j, const char *w, size_t len,
         for (long i = 0; i < m && (i == 0 || nd); i++)
             nd = tok_jieba_child(j, nd, seg[i]);
         if (m > 0 && nd)
-            fs = j->freq[nd]; /* FREQ.get(seg, 1): a prefix gives 0 */
+            fs = node_freq(j, nd); /* FREQ.get(seg, 1): a prefix gives 0 */
         freq *= (double)fs / ftotal;
     }
     tok_words_release(&ws);
     for (size_t i = 0; i < n && (i == 0 || node); i++)
         node = tok_jieba_child(j, node, cps[i]);
-    fw = (n > 0 && node) ? j->freq[node] : 1;
+    fw = (n > 0 && node) ? node_freq(j, node) : 1;
     f = (int64_t)(freq * (double)j->total) + 1;
     *out = f > fw ? f : fw;
     return 0;
@@ -1374,7 +1554,7 @@ tok_jieba_load_userdict(struct tok_jieba *j, const char *path,
             uint32_t node = 0;
 
             if (j->force_split == NULL) {
-                j->force_split = calloc(j->cap_nodes, 1);
+                j->force_split = calloc(j->edge_mask + 1, 1);
                 if (j->force_split == NULL)
                     goto nomem;
             }

@@ -283,6 +283,58 @@ def main():
                   else b"exit %d" % p.returncode,
                   word_spans(texts, lambda t: tk.cut(t, HMM=True)))
 
+    # 6b. A user dictionary large enough to grow the edge table past its
+    # size in the model (more than 26,000 new edges; every node id then
+    # changes): the PKU training words and the pairs of adjacent words of
+    # the PKU gold text, 116,698 lines, with a frequency on every fifth
+    # (0, a forced split, on every eleventh) and a tag on every seventh.
+    pku_dir = os.path.join(args.data, "zh/sighan2005-pku")
+    with open(os.path.join(pku_dir, "pku_training_words.utf8"),
+              encoding="utf-8") as fh:
+        words = [w.strip() for w in fh if w.strip()]
+    seen = set(words)
+    with open(os.path.join(pku_dir, "pku_test_gold.utf8"),
+              encoding="utf-8") as fh:
+        for ln in fh:
+            g = ln.split()
+            for a, b in zip(g, g[1:]):
+                if a + b not in seen:
+                    seen.add(a + b)
+                    words.append(a + b)
+    big = os.path.join(work, "bigdict.txt")
+    with open(big, "w", encoding="utf-8") as fh:
+        for i, w in enumerate(words):
+            line = w
+            if i % 11 == 0:
+                line += " 0"
+            elif i % 5 == 0:
+                line += " %d" % (i % 997 + 1)
+            if i % 7 == 0:
+                line += " nz"
+            fh.write(line + "\n")
+    tk2 = jieba.Tokenizer()
+    tk2.load_userdict(big)
+    with open(pku, encoding="utf-8") as fh:
+        texts2 = docs[:200] + [ln.rstrip("\n") for ln in fh][:400]
+    path = os.path.join(work, "bigdict.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        for t in texts2:
+            fh.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
+    ref = "".join(paddle_doc(t, lambda s: tk2.cut(s, HMM=True))
+                  for t in texts2).encode()
+    res.check("user dictionary that grows the table",
+              run(args.segment, ["-f", "jsonl", "-U", big], path, piped=True),
+              ref)
+    if args.drv_jieba:
+        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode()
+                        for t in texts2)
+        p = subprocess.run([args.drv_jieba, args.model, "1", big],
+                           input=feed, stdout=subprocess.PIPE)
+        res.check("tok_jieba_cut spans, user dictionary that grows the table",
+                  p.stdout if p.returncode == 0
+                  else b"exit %d" % p.returncode,
+                  word_spans(texts2, lambda t: tk2.cut(t, HMM=True)))
+
     # 7. json-pack: trans_to_json.py on segment's own output, and on text
     # with every kind of line end, blank-looking lines and escapes.
     if args.json_pack:

@@ -12,11 +12,10 @@ echo "exit $?"
 python3 - "$TOOLS/jieba.model" <<'PY'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-n_nodes, slots = struct.unpack_from('<QQ', d, 16)
-off = 256 + 8 * n_nodes
+slots = struct.unpack_from('<Q', d, 24)[0]
 for i in range(slots):
-    if not struct.unpack_from('<Q', d, off + 16 * i)[0] >> 63:
-        struct.pack_into('<Q', d, off + 16 * i, 1 << 63 | 1 << 42 | 1 << 21 | 0x41)
+    if not struct.unpack_from('<Q', d, 256 + 8 * i)[0] >> 63:
+        struct.pack_into('<Q', d, 256 + 8 * i, 1 << 63 | 1 << 21 | 0x41)
 open('full.model', 'wb').write(d)
 PY
 # The table is not read whole when a model is opened: segmenting with it
@@ -28,23 +27,40 @@ echo "exit $?"
 printf '杭研大厦 20\n' > u.txt
 echo 中文 | "$TOOLS/segment" -m full.model -U u.txt
 echo "exit $?"
-# A child id out of range: the same.
+# A child id out of range in the root's table: the same.
 python3 - "$TOOLS/jieba.model" <<'PY'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-n_nodes, slots = struct.unpack_from('<QQ', d, 16)
-off = 256 + 8 * n_nodes
-for i in range(slots):
-    k = struct.unpack_from('<Q', d, off + 16 * i)[0]
-    if k >> 63:
-        k = (k & ~(0x1FFFFF << 42)) | (n_nodes << 42)
-        struct.pack_into('<Q', d, off + 16 * i, k)
+slots = struct.unpack_from('<Q', d, 24)[0]
+root = 256 + 8 * slots + 524288
+for cp in range(0x4E2D, 0x10000):
+    v = struct.unpack_from('<Q', d, root + 8 * cp)[0]
+    if v >> 63:
+        struct.pack_into('<Q', d, root + 8 * cp, (v & ~0x3FFFFF) | slots)
         break
 open('child.model', 'wb').write(d)
 PY
 echo 中文 | "$TOOLS/segment" -m child.model
 echo "exit $?"
 echo 中文 | "$TOOLS/segment" -m child.model -U u.txt
+echo "exit $?"
+# A node made its own parent: the parents never reach the root, which
+# growing the table would follow for ever.
+python3 - "$TOOLS/jieba.model" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+slots = struct.unpack_from('<Q', d, 24)[0]
+for i in range(1, slots):
+    v = struct.unpack_from('<Q', d, 256 + 8 * i)[0]
+    if v >> 63 and (v >> 21) & 0x3FFFFF:
+        v = (v & ~(0x3FFFFF << 21)) | (i << 21)
+        struct.pack_into('<Q', d, 256 + 8 * i, v)
+        break
+open('cycle.model', 'wb').write(d)
+PY
+echo 中文 | "$TOOLS/segment" -m cycle.model
+echo "exit $?"
+echo 中文 | "$TOOLS/segment" -m cycle.model -U u.txt
 echo "exit $?"
 # A probe bound of 0, or above the number of slots: a corrupt header.
 python3 - "$TOOLS/jieba.model" <<'PY'
