@@ -76,7 +76,7 @@ node_freq(const struct tok_jieba *j, uint32_t node)
 
 /* The DAG walk reads the 8 MB edge table at random.  On 4 KB pages that
  * is 2048 pages, as many as the second-level TLB holds, so most reads also
- * walk the page tables; on 2 MB pages the table takes 8 TLB entries
+ * walk the page tables; on 2 MB pages the table takes 4 TLB entries
  * (segment: 5-8 % less CPU on 18.7 MB, BENCHMARKS.md).  The model is
  * mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file system
  * keeps the file's cached pages in 2 MB folios (ext4 does on Linux 6.18,
