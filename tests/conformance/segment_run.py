@@ -112,6 +112,14 @@ class Results:
               % (name, len(a), len(b)))
 
 
+def drv_spans(drv, args, texts):
+    """The word spans of tests/drivers/drv_jieba run with args on texts,
+    or its exit status if it failed."""
+    feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
+    p = subprocess.run([drv] + args, input=feed, stdout=subprocess.PIPE)
+    return p.stdout if p.returncode == 0 else b"exit %d" % p.returncode
+
+
 def run(tool, args, path, piped=False):
     """tool's output on path; piped: read from a pipe, of a size the tool
     cannot know, so segment copies the model's edge table to huge pages
@@ -243,17 +251,13 @@ def main():
     # its words of frequency 0 stay in finalseg's global Force_Split_Words.
     if args.drv_jieba:
         texts = docs[:300] + adversarial
-        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
         # The edge table read from the mapping, and from a copy.
         for hmm, how in ((True, []), (False, []), (True, ["-c"])):
-            p = subprocess.run([args.drv_jieba] + how +
-                               [args.model, str(int(hmm))],
-                               input=feed, stdout=subprocess.PIPE)
             res.check("tok_jieba_cut spans %s%s" % (
                           "hmm" if hmm else "no-hmm",
                           ", copied table" if how else ""),
-                      p.stdout if p.returncode == 0
-                      else b"exit %d" % p.returncode,
+                      drv_spans(args.drv_jieba,
+                                how + [args.model, str(int(hmm))], texts),
                       word_spans(texts, lambda t: jieba.cut(t, HMM=hmm)))
 
     # 6. A user dictionary, loaded as jieba.load_userdict does (in a fresh
@@ -275,12 +279,8 @@ def main():
     # The same words through the library with the model's edge table read
     # from the mapping: the user dictionary then copies the table.
     if args.drv_jieba:
-        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode() for t in texts)
-        p = subprocess.run([args.drv_jieba, args.model, "1", udict],
-                           input=feed, stdout=subprocess.PIPE)
         res.check("tok_jieba_cut spans, user dictionary",
-                  p.stdout if p.returncode == 0
-                  else b"exit %d" % p.returncode,
+                  drv_spans(args.drv_jieba, [args.model, "1", udict], texts),
                   word_spans(texts, lambda t: tk.cut(t, HMM=True)))
 
     # 6b. A user dictionary large enough to grow the edge table past its
@@ -326,13 +326,8 @@ def main():
               run(args.segment, ["-f", "jsonl", "-U", big], path, piped=True),
               ref)
     if args.drv_jieba:
-        feed = b"".join(b"%d\n" % len(t.encode()) + t.encode()
-                        for t in texts2)
-        p = subprocess.run([args.drv_jieba, args.model, "1", big],
-                           input=feed, stdout=subprocess.PIPE)
         res.check("tok_jieba_cut spans, user dictionary that grows the table",
-                  p.stdout if p.returncode == 0
-                  else b"exit %d" % p.returncode,
+                  drv_spans(args.drv_jieba, [args.model, "1", big], texts2),
                   word_spans(texts2, lambda t: tk2.cut(t, HMM=True)))
 
     # 7. json-pack: trans_to_json.py on segment's own output, and on text
