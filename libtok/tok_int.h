@@ -373,7 +373,7 @@ struct tok_jieba {
  * filter: each edge sets three bits of one 64-bit word.  More than half of
  * the segmenter's lookups are for edges that do not exist; the filter
  * answers most of them (about 3 % false positives) without touching the
- * 16 MB table.  One bit an edge in 2^23 bits (1 MB) had the same false
+ * 8 MB table.  One bit an edge in 2^23 bits (1 MB) had the same false
  * positive rate and took the whole L2 (BENCHMARKS.md).  The compiler
  * stores it in the model, so opening one costs no pass over the table. */
 #define TOK_BLOOM_BITS 22
