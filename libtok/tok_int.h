@@ -296,9 +296,10 @@ enum { TOK_HMM_B, TOK_HMM_M, TOK_HMM_E, TOK_HMM_S };
  * bits).  Having the child's weight and leafness in the slot makes each
  * step of the DAG walk one access to the table, and 8 bytes a slot keep
  * the table at 8 MB, where 16 (with the child's id and a double) took 16
- * MB: 8-12 % faster (BENCHMARKS.md).  The children of the root by BMP code
- * points are also in a direct table (root), whose entries hold the used,
- * leaf and value bits of their slot and the child's id in bits 0..21. */
+ * MB: 8-12 % faster (docs/benchmarks-history.md).  The children of the
+ * root by BMP code points are also in a direct table (root), whose
+ * entries hold the used, leaf and value bits of their slot and the
+ * child's id in bits 0..21. */
 #define TOK_JSLOT_USED      (1ULL << 63)
 #define TOK_JSLOT_LEAF      (1ULL << 62)
 #define TOK_JSLOT_VAL_SHIFT 43
@@ -374,8 +375,9 @@ struct tok_jieba {
  * the segmenter's lookups are for edges that do not exist; the filter
  * answers most of them (about 3 % false positives) without touching the
  * 8 MB table.  One bit an edge in 2^23 bits (1 MB) had the same false
- * positive rate and took the whole L2 (BENCHMARKS.md).  The compiler
- * stores it in the model, so opening one costs no pass over the table. */
+ * positive rate and took the whole L2 (docs/benchmarks-history.md).  The
+ * compiler stores it in the model, so opening one costs no pass over the
+ * table. */
 #define TOK_BLOOM_BITS 22
 
 static inline uint64_t

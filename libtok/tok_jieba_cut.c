@@ -351,9 +351,9 @@ flush_hmm(struct cut *c, size_t lo, size_t hi)
  * table lookup of a position is prefetched: the walks of nearby positions
  * are independent, so their loads can overlap.  Until 2026-11-26 GCC
  * compiled these prefetches away (see tok_prefetch()); made real, they
- * took 5-12 % off `segment` (BENCHMARKS.md).  3, 4 and 5 measured alike;
- * a second stage that also prefetched the depth-3 lookup (reading the
- * depth-2 slot) was 20 % slower. */
+ * took 5-12 % off `segment` (docs/benchmarks-history.md).  3, 4 and 5
+ * measured alike; a second stage that also prefetched the depth-3 lookup
+ * (reading the depth-2 slot) was 20 % slower. */
 #define PREFETCH_AHEAD 3
 
 /* Prefetch the filter word and the table slot of the edge by cps[1] from

@@ -77,11 +77,11 @@ node_freq(const struct tok_jieba *j, uint32_t node)
 /* The DAG walk reads the 8 MB edge table at random.  On 4 KB pages that
  * is 2048 pages, as many as the second-level TLB holds, so most reads also
  * walk the page tables; on 2 MB pages the table takes 4 TLB entries
- * (segment: 5-8 % less CPU on 18.7 MB, BENCHMARKS.md).  The model is
- * mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file system
- * keeps the file's cached pages in 2 MB folios (ext4 does on Linux 6.18,
- * when the file was read in through such a mapping), the
- * kernel maps them whole, with no copy and no extra memory.  Where it does
+ * (segment: 5-8 % less CPU on 18.7 MB, docs/benchmarks-history.md).  The
+ * model is mapped 2 MB aligned and advised MADV_HUGEPAGE: where the file
+ * system keeps the file's cached pages in 2 MB folios (ext4 does on Linux
+ * 6.18, when the file was read in through such a mapping), the kernel
+ * maps them whole, with no copy and no extra memory.  Where it does
  * not, an open for a long input copies the table to anonymous memory
  * advised for huge pages. */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -624,7 +624,8 @@ jieba_free_arrays(struct tok_jieba *j)
  * sees ASCII digits).  jieba's other regexes are character classes (or,
  * for re_skip_default in accurate mode, change nothing: every character
  * between runs is a word of its own, "\r\n" aside), which the cutter
- * tests on the code points it decodes anyway (BENCHMARKS.md). */
+ * tests on the code points it decodes anyway
+ * (docs/benchmarks-history.md). */
 static const char regex_hmm_skip[] = "[a-zA-Z0-9]+(?:\\.[0-9]+)?%?";
 
 static int

@@ -15,7 +15,8 @@
  * Only whether the buffer is valid comes out: the caller finds the offset
  * of the first bad byte, rarely needed, with the scalar validator.  Written
  * here because no packaged C library validates UTF-8 with SIMD, and the
- * scalar pass was 18 % of create-pretraining-data's time (BENCHMARKS.md).
+ * scalar pass was 18 % of create-pretraining-data's time
+ * (docs/benchmarks-history.md).
  */
 #include <string.h>
 

@@ -20,7 +20,8 @@
 /* Bytes of whole records a worker takes at a time: small enough that a
  * few MB keep two workers evenly busy and a chunk's text and words stay
  * in the L2 cache (1 MB chunks were 10-20 % slower on a 4.7 MB input at
- * -j 1 and -j 2, BENCHMARKS.md); the ring holds a few per thread. */
+ * -j 1 and -j 2, docs/benchmarks-history.md); the ring holds a few per
+ * thread. */
 #define CHUNK_SIZE (1u << 17)
 
 #ifndef DATADIR
