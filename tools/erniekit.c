@@ -195,8 +195,8 @@ exec_dir(void)
 }
 
 /* Run command c with the arguments argv[1..argc), argv[0] being its name;
- * returns only if it cannot be run. */
-static void
+ * exits 126 or 127 if it cannot be run. */
+static _Noreturn void
 run(const struct command *c, int argc, char **argv)
 {
     char *dir = exec_dir();
@@ -222,6 +222,9 @@ run(const struct command *c, int argc, char **argv)
               c->name, path, strerror(saved));
     else
         warnx("cannot run '%s': '%s': %s", c->name, path, strerror(saved));
+    free(args);
+    free(path);
+    free(dir);
     exit(saved == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
@@ -268,5 +271,4 @@ main(int argc, char **argv)
     }
     c = known_command(argv[0]);
     run(c, argc, argv);
-    return 1;
 }
