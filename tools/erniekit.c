@@ -38,20 +38,21 @@ static const struct command {
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-#define USAGE      "usage: erniekit [-hV] command [argument ...]\n"
+#define USAGE                                        \
+    "usage: erniekit [-hV] command [argument ...]\n" \
+    "       erniekit help [command]\n"
 
 static void
 usage(void)
 {
-    fprintf(stderr, USAGE "       erniekit help [command]\n");
+    fputs(USAGE, stderr);
     exit(EXIT_USAGE);
 }
 
 static void
 help(void)
 {
-    printf(USAGE "       erniekit help [command]\n"
-                 "\n"
+    printf(USAGE "\n"
                  "Run an erniekit command: pretraining data for ERNIE and "
                  "GPT, and the trainer.\n"
                  "\n"
