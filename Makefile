@@ -17,10 +17,13 @@ PYTHON ?= /usr/bin/python3
 INSTALL ?= install
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/$(PROJECT)
+# The commands, run by the front command $(BINDIR)/erniekit.
+TOOLDIR = $(LIBEXECDIR)/$(PROJECT)
 DESTDIR ?=
 SANITIZE ?=
 DEVELOPER ?=
@@ -117,15 +120,21 @@ else
 		--config $(CONFIG) $(TRAIN_ARGS)
 endif
 
+# `make install` puts one command in BINDIR, erniekit (git-style:
+# `erniekit segment ...`), and the programs it runs in TOOLDIR, so the
+# generic names (train, merge, segment) stay out of PATH.  The programs find
+# each other and their data relative to where they are (tools/cli_path.c),
+# so the installed tree works under any PREFIX or DESTDIR.
 .PHONY: install
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
-	$(INSTALL) -m 755 $(TOOLS) $(TRAIN_TOOL) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(TOOLDIR) \
+		$(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 755 $(FRONT) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(TOOLS) $(TRAIN_TOOL) $(DESTDIR)$(TOOLDIR)
 	$(INSTALL) -m 644 $(LIBTOK) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 644 libtok/tok.h $(DESTDIR)$(INCLUDEDIR)
-	$(INSTALL) -d $(DESTDIR)$(DATADIR)
 	$(INSTALL) -m 644 $(JIEBA_MODEL) $(DESTDIR)$(DATADIR)
 	@# Drop the installed model from the page cache (GNU dd's nocache):
 	@# read in again through the segmenter's mapping, it is cached in
@@ -133,19 +142,28 @@ install: all
 	-@sync $(DESTDIR)$(DATADIR)/jieba.model && \
 		dd if=$(DESTDIR)$(DATADIR)/jieba.model iflag=nocache count=0 \
 		status=none
-	$(if $(MAN1),$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1)
-	$(if $(MAN3),$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3)
-	$(if $(MAN5),$(INSTALL) -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5)
+	$(INSTALL) -m 644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
+	$(if $(INST_MAN3),$(INSTALL) -m 644 $(INST_MAN3) $(DESTDIR)$(MANDIR)/man3)
+	$(if $(INST_MAN5),$(INSTALL) -m 644 $(INST_MAN5) $(DESTDIR)$(MANDIR)/man5)
 
+# Removes what install put there, and the directories that are the
+# project's own (TOOLDIR, DATADIR) once empty.
 .PHONY: uninstall
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS) $(TRAIN_TOOL)))
+	rm -f $(DESTDIR)$(BINDIR)/$(notdir $(FRONT))
+	rm -f $(addprefix $(DESTDIR)$(TOOLDIR)/,$(notdir $(TOOLS) $(TRAIN_TOOL)))
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBTOK))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tok.h
 	rm -f $(DESTDIR)$(DATADIR)/jieba.model
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(INST_MAN1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(INST_MAN3)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(INST_MAN5)))
+	for d in $(DESTDIR)$(TOOLDIR) $(DESTDIR)$(DATADIR); do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	done
+
+.PHONY: FORCE
+FORCE:
 
 .PHONY: clean
 clean:
@@ -154,23 +172,31 @@ clean:
 .PHONY: help
 help:
 	@echo 'Targets:'
-	@echo '  all        libtok.a and the tools (default)'
+	@echo '  all        libtok.a, the tools, the front command erniekit'
+	@echo '             and the pages to install (default)'
 	@echo '  demo       install deps, build, run the bundled sample end to end'
 	@echo '  test       install deps, build, run unit, CLI, fuzz-corpus and'
 	@echo '             conformance tests; last line "all: N passed, N failed"'
 	@echo '  check      test + the whole suite again under ASan/UBSan'
 	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
-	@echo '  bench      time tokenize against its peers (bench/tokenize.sh)'
+	@echo '  bench      time the tools against their peers (bench/*.sh; each'
+	@echo '             script also runs alone and builds what it needs)'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
 	@echo '  pgo        the preprocessing tools with profile-guided'
 	@echo '             optimization (build-pgo/, trained on $$(DATA));'
 	@echo '             test-pgo checks their output against build/'
 	@echo '  format     rewrite sources with clang-format'
-	@echo '  install    to $$(DESTDIR)$$(PREFIX); uninstall removes them'
+	@echo '  install    to $$(DESTDIR)$$(PREFIX): bin/erniekit, the one command'
+	@echo '             (erniekit segment ...; erniekit --help lists them),'
+	@echo '             the tools in libexec/erniekit, the model in'
+	@echo '             share/erniekit, libtok, man pages (erniekit(1),'
+	@echo '             erniekit-segment(1), ...); uninstall removes them'
 	@echo '  clean      remove build directories'
 	@echo 'Knobs: PREFIX=$(PREFIX) DESTDIR= V=1 SANITIZE=address,undefined'
 	@echo '       DEVELOPER=1 CC=$(CC) DATA=$(DATA) PYTHON=$(PYTHON)'
-	@echo 'Detected (cached in $(BUILD)/config.mk; make reconfigure to redo):'
+	@echo '       BINDIR LIBEXECDIR DATADIR LIBDIR INCLUDEDIR MANDIR'
+	@echo 'Detected (cached in $(BUILD)/config.mk, probed again when the'
+	@echo 'compilers or packages change; make reconfigure to redo):'
 	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
 		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
 

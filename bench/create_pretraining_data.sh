@@ -29,7 +29,10 @@ set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
 CORPUS=${3:-}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/create-pretraining-data" "$BUILD/segment" \
+    "$BUILD/jieba.model" bench-venv
 CPD=$BUILD/create-pretraining-data
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,5 +1,28 @@
 # SPDX-License-Identifier: MIT
-# Shell helpers shared by the bench/*.sh scripts (sourced, not run).
+# Shell helpers shared by the bench/*.sh scripts (sourced, not run, from
+# the top of the tree).
+
+# bench_setup TARGET...: build what the script runs, as `make bench` does,
+# so that a script run on its own from a fresh clone works: each TARGET is
+# a file under $BUILD or a make target (bench-venv: $VENV with the
+# reference packages and the peers of bench/requirements.txt).  Needs
+# BUILD, DATA and VENV set.  With BENCH_DRY_RUN=1 it prints what it would
+# build (make -n) and exits 0, which the tests use.  Make's own output goes
+# to stderr: stdout is the script's table.
+bench_setup() {
+    if [ ! -d "$DATA" ]; then
+        echo "$0: no data directory '$DATA' (give it as the second argument)" >&2
+        exit 1
+    fi
+    if [ -n "${BENCH_DRY_RUN:-}" ]; then
+        make --no-print-directory -n BUILD="$BUILD" VENV="$VENV" "$@"
+        exit 0
+    fi
+    make --no-print-directory BUILD="$BUILD" VENV="$VENV" "$@" >&2 || {
+        echo "$0: cannot build $*" >&2
+        exit 1
+    }
+}
 
 # best_time CMD...: the best wall time of CMD, in seconds, over at least 5
 # runs and at least one second of runs (at most 40 runs).  A run of ours on

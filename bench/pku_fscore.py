@@ -51,8 +51,22 @@ def score(gold_lines, test_lines, train):
     return p, r, 2 * p * r / (p + r), n_oov_ok / n_oov, n_iv_ok / n_iv
 
 
+def setup(build, data):
+    """Build segment and its model with bench/lib.sh's bench_setup, as the
+    shell scripts do (BENCH_DRY_RUN=1: print what it would build, stop)."""
+    env = dict(os.environ, BUILD=build, DATA=data,
+               VENV=os.environ.get("VENV", "build/venv"))
+    rc = subprocess.run(["sh", "-c", '. bench/lib.sh && bench_setup "$@"',
+                         sys.argv[0], os.path.join(build, "segment"),
+                         os.path.join(build, "jieba.model")],
+                        env=env).returncode
+    if rc != 0 or os.environ.get("BENCH_DRY_RUN"):
+        sys.exit(rc)
+
+
 def main():
     build, data = sys.argv[1], sys.argv[2]
+    setup(build, data)
     pku = os.path.join(data, "zh/sighan2005-pku")
     with open(os.path.join(pku, "pku_test.utf8"), encoding="utf-8") as f:
         test = [ln.rstrip("\r\n") for ln in f]

@@ -24,7 +24,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/create-pretraining-data" "$BUILD/tests/drv_bench" bench-venv
 VOCAB=$DATA/vocab/ernie-3.0-base-zh.vocab.txt
 DRV=$BUILD/tests/drv_bench
 MNS=${MNS:-10000000}

@@ -17,7 +17,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/segment" "$BUILD/jieba.model" bench-venv
 SEG=$BUILD/segment
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,8 +45,6 @@ text = "\n".join(mixed) + "\n"
 n = max(1, round(5e6 / len(text.encode())))
 open(os.path.join(work, "mixed.txt"), "w", encoding="utf-8").write(text * n)
 PY
-
-. bench/lib.sh
 
 echo "| input | segmenter | threads | seconds | MB/s | MB/s per core | per core vs jieba | lines identical to jieba |"
 echo "|---|---|---|---|---|---|---|---|"

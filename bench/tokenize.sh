@@ -13,7 +13,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/tokenize" bench-venv
 TOK=$BUILD/tokenize
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -52,7 +54,6 @@ bpe.save_model(os.path.join(work, "bpe"))
 PY
 VOCAB=$work/vocab/vocab.txt
 
-. bench/lib.sh
 mbs() { echo "$1 $2" | awk '{ printf "%.2f", $1 / 1e6 / $2 }'; }
 
 echo "| input | tokenizer | threads | seconds | MB/s | MB/s per core | vs HF 1 thread |"

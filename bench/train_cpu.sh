@@ -33,7 +33,11 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/segment" "$BUILD/jieba.model" "$BUILD/json-pack" \
+    "$BUILD/create-pretraining-data" "$BUILD/vocab-build" \
+    "$BUILD/dataset-inspect" "$BUILD/train" bench-venv
 ROUNDS=${ROUNDS:-3}
 STEPS=${STEPS:-20}
 QUIET=${QUIET:-20}

@@ -11,6 +11,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup all
 STEPS=${STEPS:-40}
 N=${N:-$(nproc)}
 work=$(mktemp -d)

@@ -13,7 +13,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
-VENV=build/venv
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/vocab-build" bench-venv
 VB=$BUILD/vocab-build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -13,6 +13,9 @@
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
+VENV=${VENV:-build/venv}
+. bench/lib.sh
+bench_setup "$BUILD/vocab-build"
 VB=$BUILD/vocab-build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,22 +1,45 @@
 # SPDX-License-Identifier: MIT
-# Optional parts (OpenMP, CUDA, cuBLAS, NCCL, MPI) are detected once by
-# compiling and linking a tiny program (scripts/probe-features), cached in
+# Optional parts (OpenMP, CUDA, cuBLAS, NCCL, MPI) are detected by compiling
+# and linking a tiny program (scripts/probe-features), cached in
 # $(BUILD)/config.mk, and can be overridden: `make HAVE_CUDA=0`.  A missing
 # optional part never fails the build.
+#
+# The cache is kept while what the probe depends on stays the same (its key,
+# `scripts/probe-features --key`: the compilers found and the package
+# database, in a few ms), and probed again when that changes: so `make
+# demo`, whose first make reads this file before `make deps` installs Open
+# MPI, builds with MPI in the make it runs after, and so does the next make
+# after an `apt-get install libnccl-dev`.  $(BUILD)/config.mk is rewritten
+# only when an answer changes, since objects that test a feature depend on it.
 
 CONFIG_MK := $(BUILD)/config.mk
+CONFIG_KEY_FILE := $(BUILD)/config.key
+PROBE_ENV := CC="$(CC)" NVCC="$(NVCC)"
 yesno = $(if $(filter 1,$(1)),✓,✗)
 
+CONFIG_KEY := $(shell $(PROBE_ENV) scripts/probe-features --key)
 ifeq ($(wildcard $(CONFIG_MK)),)
-$(shell mkdir -p $(BUILD) && CC="$(CC)" NVCC="$(NVCC)" \
-	scripts/probe-features > $(CONFIG_MK).tmp && mv $(CONFIG_MK).tmp $(CONFIG_MK))
+CONFIG_WHY := probed once
+else ifneq ($(file <$(CONFIG_KEY_FILE)),$(CONFIG_KEY))
+CONFIG_WHY := probed again: the compilers or the installed packages changed
 include $(CONFIG_MK)
-$(info optional parts (probed once; `make config` shows them again):)
-$(info $(call yesno,$(HAVE_OPENMP)) OpenMP)
-$(info $(call yesno,$(HAVE_CUDA)) CUDA)
-$(info $(call yesno,$(HAVE_CUBLAS)) cuBLAS/cuBLASLt)
-$(info $(call yesno,$(HAVE_NCCL)) NCCL)
-$(info $(call yesno,$(HAVE_MPI)) MPI)
+CONFIG_WAS := $(HAVE_OPENMP) $(HAVE_CUDA) $(HAVE_CUBLAS) $(HAVE_NCCL) $(HAVE_MPI)
+endif
+
+ifneq ($(CONFIG_WHY),)
+$(shell mkdir -p $(BUILD) && $(PROBE_ENV) scripts/probe-features \
+	> $(CONFIG_MK).tmp.$$$$ && { cmp -s $(CONFIG_MK).tmp.$$$$ $(CONFIG_MK) && \
+	rm -f $(CONFIG_MK).tmp.$$$$ || mv $(CONFIG_MK).tmp.$$$$ $(CONFIG_MK); } && \
+	echo '$(CONFIG_KEY)' > $(CONFIG_KEY_FILE))
+include $(CONFIG_MK)
+# Each part, and for a second probe what it was before (✗ -> ✓ MPI).
+config_line = $(if $(CONFIG_WAS),$(if $(filter $(2),$(word $(3),$(CONFIG_WAS))),,$(call yesno,$(word $(3),$(CONFIG_WAS))) -> ))$(call yesno,$(2)) $(1)
+$(info optional parts ($(CONFIG_WHY); `make config` shows them again):)
+$(info $(call config_line,OpenMP,$(HAVE_OPENMP),1))
+$(info $(call config_line,CUDA,$(HAVE_CUDA),2))
+$(info $(call config_line,cuBLAS/cuBLASLt,$(HAVE_CUBLAS),3))
+$(info $(call config_line,NCCL,$(HAVE_NCCL),4))
+$(info $(call config_line,MPI,$(HAVE_MPI),5))
 else
 include $(CONFIG_MK)
 endif
@@ -30,7 +53,7 @@ config:
 	@echo '$(call yesno,$(HAVE_MPI)) MPI      (HAVE_MPI=$(HAVE_MPI))'
 
 reconfigure:
-	rm -f $(CONFIG_MK)
+	rm -f $(CONFIG_MK) $(CONFIG_KEY_FILE)
 	@$(MAKE) --no-print-directory config
 
 # Required libraries: fail early with the fix, not with a compiler error.

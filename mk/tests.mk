@@ -41,7 +41,7 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	test-cpd test-bpe test-vocab test-samples test-train check
+	test-cpd test-bpe test-vocab test-samples test-train test-install check
 venv: $(VENV_STAMP)
 
 test: deps
@@ -50,7 +50,7 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-bpe test-vocab test-samples test-train
+	test-bpe test-vocab test-samples test-train test-install
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -142,6 +142,14 @@ test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train-parallel \
 		tests/train/parallel
 
+# Install and build: the feature probe redone when the compilers or the
+# packages change, `make install` under a PREFIX and a DESTDIR run through
+# the front command erniekit, its man pages, `make uninstall`, and the bench
+# scripts building what they run (tests/install/run).
+test-install: all
+	@BUILD=$(BUILD) DATA=$(DATA) SANITIZE=$(SANITIZE) tests/run-suite \
+		$(TEST_LOG) install tests/install/run
+
 # The GPU tests: the NCCL communicator on one rank per GPU (mpirun).  Needs
 # a machine with NVIDIA GPUs (nvidia-smi); built (not run) by `make` here.
 .PHONY: test-gpu
@@ -184,15 +192,24 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
 		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIBTOK_SRCS) \
 		$(LIBDATA_SRCS) $(LIBDATA_LIBS) $(REQ_LIBS) -lm
 
-.PHONY: bench
-bench: all $(VENV_STAMP)
-	@$(VENV)/bin/pip install -q --disable-pip-version-check \
+# The benchmarks' venv: the oracles' plus the peers of bench/requirements.txt.
+# Each bench script builds what it runs (bench/lib.sh's bench_setup), so it
+# can also be run on its own.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): bench/requirements.txt $(VENV_STAMP)
+	@echo '   VENV    $(VENV) + bench/requirements.txt (the peers)'
+	$(Q)$(VENV)/bin/pip install -q --disable-pip-version-check \
 		-r bench/requirements.txt
+	$(Q)touch $@
+
+.PHONY: bench bench-venv
+bench-venv: $(BENCH_STAMP)
+
+bench: all bench-venv
 	@bench/tokenize.sh $(BUILD) $(DATA)
 	@bench/segment.sh $(BUILD) $(DATA)
 	@bench/create_pretraining_data.sh $(BUILD) $(DATA)
 	@bench/vocab_build.sh $(BUILD) $(DATA)
-	@$(MAKE) --no-print-directory $(DRV_BINS)
 	@bench/samples.sh $(BUILD) $(DATA)
 	@bench/train_cpu.sh $(BUILD) $(DATA)
 	@bench/train_dp.sh $(BUILD) $(DATA)

@@ -16,10 +16,6 @@
 #include "cli.h"
 #include "banned.h"
 
-#ifndef DATADIR
-#    define DATADIR "/usr/local/share/erniekit"
-#endif
-
 uint64_t
 cli_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what)
 {
@@ -285,30 +281,23 @@ char *
 cli_jieba_model_path(void)
 {
     const char *env = getenv("SEGMENT_MODEL");
-    char exe[4096], *path;
-    ssize_t n;
-    size_t cap;
+    char *dir, *beside, *datadir, *installed;
 
     if (env && *env)
         return strdup(env);
-    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        char *slash;
-
-        exe[n] = '\0';
-        slash = strrchr(exe, '/');
-        if (slash) {
-            cap = (size_t)(slash - exe) + sizeof("/jieba.model");
-            path = malloc(cap);
-            if (path == NULL)
-                return NULL;
-            snprintf(path, cap, "%.*s/jieba.model", (int)(slash - exe), exe);
-            if (access(path, R_OK) == 0)
-                return path;
-            free(path);
-        }
+    if ((dir = cli_exe_dir()) == NULL)
+        return NULL;
+    beside = cli_path_join(dir, "jieba.model");
+    if (beside && access(beside, R_OK) == 0) {
+        free(dir);
+        return beside;
     }
-    return strdup(DATADIR "/jieba.model");
+    free(beside);
+    datadir = cli_path_join(dir, cli_datadir_rel);
+    installed = datadir ? cli_path_join(datadir, "jieba.model") : NULL;
+    free(datadir);
+    free(dir);
+    return installed;
 }
 
 struct tok_jieba *
@@ -322,7 +311,7 @@ cli_jieba_open(const char *model, const char *user_dict, uint64_t input_bytes)
                     : 0;
 
     if (model == NULL && (model = found) == NULL)
-        err(1, NULL);
+        err(1, "cannot locate the jieba model (give -m or set SEGMENT_MODEL)");
     if (tok_jieba_open_flags(&j, model, flags, &e) < 0)
         errx(1, "%s", e.msg);
     if (user_dict && tok_jieba_load_userdict(j, user_dict, &e) < 0)

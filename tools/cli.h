@@ -35,9 +35,28 @@ unsigned cli_default_threads(void);
 /* cli_print_version: "<tool> (<project>) X.Y.Z" on stdout. */
 void cli_print_version(const char *tool);
 
+/* Where the installed programs are (cli_path.c): cli_tooldir_rel is the
+ * directory of the commands relative to the front command's (BINDIR to
+ * LIBEXECDIR/erniekit: "../libexec/erniekit"), cli_datadir_rel the data
+ * relative to the commands' ("../../share/erniekit"). */
+extern const char cli_tooldir_rel[];
+extern const char cli_datadir_rel[];
+
+/* cli_exe_dir: the directory of the running program, from /proc/self/exe
+ * (so with symbolic links resolved).  Returns a malloc'd path, or NULL
+ * with errno set. */
+char *cli_exe_dir(void);
+
+/* cli_path_join: dir/rel, each leading "../" of rel taking the last
+ * component off dir.  Returns a malloc'd path, or NULL when out of
+ * memory. */
+char *cli_path_join(const char *dir, const char *rel);
+
 /* cli_jieba_model_path: the compiled jieba model to use: $SEGMENT_MODEL,
  * else jieba.model beside the running program (a build tree), else the
- * installed DATADIR/jieba.model.  Returns a malloc'd path or NULL. */
+ * installed one, in cli_datadir_rel from the program (returned whether or
+ * not it is there, so that the error names it).  Returns a malloc'd path,
+ * or NULL with errno set. */
 char *cli_jieba_model_path(void);
 
 /* cli_jieba_open: the jieba segmenter of model (NULL: the one

@@ -24,10 +24,6 @@
  * thread. */
 #define CHUNK_SIZE (1u << 17)
 
-#ifndef DATADIR
-#    define DATADIR "/usr/local/share/erniekit"
-#endif
-
 enum in_format { IN_TEXT, IN_JSONL, IN_WUDAO };
 enum rule { RULE_PADDLE, RULE_ICU, RULE_NONE };
 
@@ -88,9 +84,10 @@ help(void)
         "  -H, --no-hmm           jieba.cut(HMM=False)\n"
         "  -U, --user-dict FILE   add a jieba user dictionary (word [freq] "
         "[tag])\n"
-        "  -m, --model FILE       the compiled jieba model (default: beside "
-        "the program,\n"
-        "                         then " DATADIR "/jieba.model)\n"
+        "  -m, --model FILE       the compiled jieba model (default: "
+        "$SEGMENT_MODEL, else\n"
+        "                         beside the program, else the one "
+        "installed with it)\n"
         "  -s, --skip-bad         skip (and count) bad records instead of "
         "failing\n"
         "  -j, --threads N        worker threads (default: online CPUs)\n"

@@ -1546,8 +1546,10 @@ main(int argc, char **argv)
 
     memset(&r, 0, sizeof(r));
     rc = args_parse(&r.a, argc, argv);
-    if (rc)
+    if (rc) {
+        args_release(&r.a);
         return rc > 0 ? 0 : 2;
+    }
     setup(&r);
     if (getenv("TRAIN_TEST_KILL_AT_STEP"))
         r.kill_at = strtoll(getenv("TRAIN_TEST_KILL_AT_STEP"), NULL, 10);
