@@ -171,7 +171,9 @@ known_command(const char *name)
 }
 
 /* The directory of the commands: $ERNIEKIT_EXEC_PATH, else
- * cli_tooldir_rel from this program's directory. */
+ * cli_tooldir_rel from this program's directory when it exists (an
+ * install), else this program's own directory (the build tree, where
+ * build/erniekit sits beside build/segment). */
 static char *
 exec_dir(void)
 {
@@ -191,6 +193,10 @@ exec_dir(void)
     dir = cli_path_join(self, cli_tooldir_rel);
     if (dir == NULL)
         err(1, NULL);
+    if (access(dir, X_OK) != 0) {
+        free(dir);
+        return self;
+    }
     free(self);
     return dir;
 }
