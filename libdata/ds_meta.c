@@ -80,6 +80,21 @@ ds_meta_path(const char *prefix)
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
+/* read(2) of up to n bytes, again when interrupted: the count, 0 at the
+ * end, or DS_EIO (err names path). */
+static ssize_t
+read_some(int fd, void *buf, size_t n, const char *path, struct ds_err *err)
+{
+    ssize_t k;
+
+    while ((k = read(fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    if (k < 0)
+        return ds_err_set(err, DS_EIO, "cannot read '%s': %s", path,
+                          strerror(errno));
+    return k;
+}
+
 /* Parse the file at path: *out is its JSON (the caller puts it), or NULL
  * when the file does not exist (returns 0).  Returns 0, DS_EIO,
  * DS_EFORMAT (not JSON: err says where) or DS_ENOMEM. */
@@ -91,7 +106,7 @@ parse_file(const char *path, struct json_object **out, struct ds_err *err)
     enum json_tokener_error je;
     char *buf;
     size_t len = 0;
-    ssize_t k;
+    ssize_t k = 0;
     int fd;
 
     *out = NULL;
@@ -108,18 +123,12 @@ parse_file(const char *path, struct json_object **out, struct ds_err *err)
         return ds_err_nomem(err);
     }
     while (len <= MAX_SIDECAR &&
-           (k = read(fd, buf + len, MAX_SIDECAR + 1 - len)) != 0) {
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            int e = errno;
-
-            close(fd);
-            free(buf);
-            return ds_err_set(err, DS_EIO, "cannot read '%s': %s", path,
-                              strerror(e));
-        }
+           (k = read_some(fd, buf + len, MAX_SIDECAR + 1 - len, path, err)) > 0)
         len += (size_t)k;
+    if (k < 0) {
+        close(fd);
+        free(buf);
+        return (int)k;
     }
     close(fd);
     if (len > MAX_SIDECAR) {
@@ -769,18 +778,12 @@ ds_meta_file_sha256(const char *path, char hex[DS_META_HEX], struct ds_err *err)
         return ds_err_nomem(err);
     }
     sha256_init(&ctx);
-    while ((k = read(fd, buf, 1u << 16)) != 0) {
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            int e = errno;
-
-            close(fd);
-            free(buf);
-            return ds_err_set(err, DS_EIO, "cannot read '%s': %s", path,
-                              strerror(e));
-        }
+    while ((k = read_some(fd, buf, 1u << 16, path, err)) > 0)
         sha256_update(&ctx, (size_t)k, buf);
+    if (k < 0) {
+        close(fd);
+        free(buf);
+        return (int)k;
     }
     close(fd);
     free(buf);
