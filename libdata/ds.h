@@ -150,6 +150,121 @@ void ds_writer_abort(struct ds_writer *w);
 int ds_output_names(const char *prefix, enum ds_format format, char *names[2]);
 
 /* ------------------------------------------------------------------------ */
+/* Sidecar: how a dataset was made (ds_meta.c)                               */
+/*
+ * PREFIX.json beside a dataset's files records how its ids were made: the
+ * tokenizer, a SHA-256 of its vocab, the options that change the ids, the
+ * dtype and counts, and the tool and version that wrote it (ds-meta(5)).
+ * create-pretraining-data and merge write it; merge, dataset-inspect and
+ * the trainer read it, so that ids of different vocabularies are never
+ * mixed silently.  Datasets from PaddleNLP or Megatron have none.
+ */
+
+#define DS_META_VERSION 1  /* the "erniekit_dataset" value written */
+#define DS_META_HEX     65 /* a SHA-256 in hex digits, and a NUL */
+
+/* One sidecar.  Strings are NUL-terminated; "" is "not recorded" (null in
+ * the file), and so is -1 for the tri-state and numeric fields. */
+struct ds_meta {
+    /* Who wrote it. */
+    char tool[48];         /* "create-pretraining-data", "merge" */
+    char tool_version[24]; /* e.g. "0.1.0" */
+    char created[24];      /* "YYYY-MM-DDTHH:MM:SSZ" (UTC) */
+    /* The files it describes. */
+    enum ds_format format;
+    enum ds_dtype dtype;
+    uint64_t n_documents, n_sentences, n_tokens;
+    uint64_t n_inputs; /* merge: the datasets merged; 0 otherwise */
+    /* What the ids mean: compared by ds_meta_compare(). */
+    char tokenizer[16];              /* "ernie", "bert" or "gpt2-bpe" */
+    int64_t vocab_size;              /* the vocab's ids (lines, or
+                                        vocab.json's tokens) */
+    char vocab_sha256[DS_META_HEX];  /* of vocab.txt or vocab.json */
+    char merges_sha256[DS_META_HEX]; /* of merges.txt (gpt2-bpe) */
+    int lowercase;                   /* 1, 0, or -1 */
+    int whole_word_marks;            /* "##" marks on Chinese words */
+    int split_sentences;             /* one item a sentence */
+    int append_eod;                  /* an end-of-document id */
+    int keep_whitespace;             /* leading/trailing space kept */
+    /* How, for people; not compared. */
+    char vocab[1024];           /* the vocab path as given */
+    char sentence_splitter[16]; /* "lines" or "icu" */
+    char segmenter[16];         /* "jieba" or "presegmented" */
+    int64_t max_word_length;    /* longest word marked, in tokens */
+    int64_t max_repeated_len;   /* runs longer collapse; -1: kept */
+};
+
+/* ds_meta_init: clear m (everything "not recorded"), with tool and
+ * version (either may be NULL) and `created` set to now, or to
+ * $SOURCE_DATE_EPOCH when that is set (reproducible output). */
+void ds_meta_init(struct ds_meta *m, const char *tool, const char *version);
+
+/* ds_meta_path: the sidecar's name, "<prefix>.json", malloc'd (the
+ * caller frees), or NULL when out of memory. */
+char *ds_meta_path(const char *prefix);
+
+/* ds_meta_read: read the sidecar of dataset `prefix` into m.  Returns 1
+ * (read), 0 (there is none: m is ds_meta_init()'s, all unrecorded),
+ * DS_EIO (unreadable), DS_EFORMAT (not JSON, not a sidecar, a newer
+ * version, a field of the wrong type or missing; err names the file and
+ * the field) or DS_ENOMEM.  Unknown keys are ignored. */
+int ds_meta_read(const char *prefix, struct ds_meta *m, struct ds_err *err);
+
+/* ds_meta_write: write m as the sidecar of `prefix`, under a temporary
+ * name renamed into place.  An existing "<prefix>.json" that is not a
+ * sidecar is never replaced (DS_EINVAL; see ds_meta_check_name()).
+ * Returns 0, DS_EINVAL, DS_EIO or DS_ENOMEM. */
+int ds_meta_write(const char *prefix, const struct ds_meta *m,
+                  struct ds_err *err);
+
+/* ds_meta_check_name: 0 if the sidecar of `prefix` may be written: no
+ * "<prefix>.json" exists, or it is a sidecar (which a new dataset
+ * replaces).  DS_EINVAL if another file has that name (a user's JSON):
+ * err says so and suggests another prefix.  Writers call it before
+ * writing anything. */
+int ds_meta_check_name(const char *prefix, struct ds_err *err);
+
+/* ds_meta_remove: remove the sidecar of `prefix` if there is one (a
+ * dataset being replaced loses its old record before its new files are
+ * renamed into place, so that no sidecar ever describes other files).
+ * Returns 0 or DS_EIO. */
+int ds_meta_remove(const char *prefix, struct ds_err *err);
+
+/* ds_meta_stale: whether m (read for `prefix`) describes other files
+ * than the dataset there now: the token file that ds_open() would map
+ * (the .npy pair if both exist, else the .bin) does not hold
+ * m->n_tokens tokens of m->dtype.  Cheap: one stat(), nothing opened.
+ * Returns 1 (stale; err says why, naming the files), 0 (fresh) or
+ * DS_EIO (no token file). */
+int ds_meta_stale(const char *prefix, const struct ds_meta *m,
+                  struct ds_err *err);
+
+/* Fields of ds_meta_compare(), or'ed. */
+#define DS_META_TOKENIZER 1u /* WordPiece ("ernie", "bert") or gpt2-bpe */
+#define DS_META_VOCAB     2u /* vocab_size, vocab_sha256, merges_sha256 */
+#define DS_META_OPTIONS   4u /* lowercase ... keep_whitespace */
+#define DS_META_ALL       7u
+
+/* ds_meta_compare: compare the `fields` of a and b that both record.
+ * "ernie" and "bert" are the same kind of tokenizer here: they differ in
+ * how text is split, not in what an id means.  Returns 0 if they agree,
+ * else 1 with the first difference in diff[0..len) as "<field>: <a's>
+ * vs <b's>" (e.g. "tokenizer: ernie vs gpt2-bpe"). */
+int ds_meta_compare(const struct ds_meta *a, const struct ds_meta *b,
+                    unsigned fields, char *diff, size_t len);
+
+/* ds_meta_file_sha256: the SHA-256 of the file at path, in lowercase hex
+ * (what sha256sum prints).  Returns 0, DS_EIO or DS_ENOMEM. */
+int ds_meta_file_sha256(const char *path, char hex[DS_META_HEX],
+                        struct ds_err *err);
+
+/* ds_meta_combine: fold input `in` into the sidecar `acc` of a merge:
+ * the fields that are not compared and differ become unrecorded; the
+ * counts are left to the caller.  Call it after ds_meta_compare() found
+ * them equal (the compared fields of acc stay as they are). */
+void ds_meta_combine(struct ds_meta *acc, const struct ds_meta *in);
+
+/* ------------------------------------------------------------------------ */
 /* Reader                                                                    */
 
 /* An open dataset: N sentences in M-1 documents, T tokens.  Immutable once
@@ -638,6 +753,15 @@ int ds_corpus_open(struct ds_corpus **out, const char *spec,
                    const struct ds_corpus_opts *opts,
                    const char *const *vocab_tokens, size_t n_tokens,
                    size_t n_base, struct ds_err *err);
+
+/* ds_corpus_each_prefix: call fn(arg, prefix) for each corpus of spec,
+ * in order, read as ds_corpus_open() reads it, without opening anything
+ * (to check the datasets' sidecars before any work).  Stops at the first
+ * nonzero return of fn and returns it; DS_EINVAL (a bad spec, as
+ * ds_corpus_open()) or DS_ENOMEM before any call. */
+int ds_corpus_each_prefix(const char *spec,
+                          int (*fn)(void *arg, const char *prefix), void *arg,
+                          struct ds_err *err);
 
 /* ds_corpus_close: close the datasets and free; NULL is a no-op. */
 void ds_corpus_close(struct ds_corpus *c);

@@ -498,6 +498,24 @@ ds_corpus_close(struct ds_corpus *c)
     free(c);
 }
 
+int
+ds_corpus_each_prefix(const char *spec,
+                      int (*fn)(void *arg, const char *prefix), void *arg,
+                      struct ds_err *err)
+{
+    struct ds_corpus c;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    rc = parse_spec(&c, spec, err);
+    for (size_t i = 0; rc == 0 && i < c.n_parts; i++)
+        rc = fn(arg, c.parts[i].prefix);
+    for (size_t i = 0; c.parts != NULL && i < c.n_parts; i++)
+        free(c.parts[i].prefix);
+    free(c.parts);
+    return rc;
+}
+
 uint64_t
 ds_corpus_n_samples(const struct ds_corpus *c, enum ds_split which)
 {

@@ -5,7 +5,7 @@
 LIBDATA_SRCS := $(wildcard libdata/ds_*.c)
 LIBDATA_OBJS := $(LIBDATA_SRCS:%.c=$(BUILD)/%.o)
 LIBDATA := $(BUILD)/libdata.a
-LIBDATA_LIBS := -lzip
+LIBDATA_LIBS := -lzip -lnettle
 
 # ds.h is included as "ds.h" by the tools, the trainer and the tests.
 ifeq ($(filter -Ilibdata,$(PROJECT_CFLAGS)),)

@@ -50,7 +50,7 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-bpe test-vocab test-samples test-train test-install
+	test-megatron test-bpe test-vocab test-samples test-train test-install
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -97,6 +97,28 @@ test-cpd: $(TOOLS) $(JIEBA_MODEL) $(VENV_STAMP)
 		$(VENV)/bin/python tests/conformance/cpd_run.py \
 		--tool $(BUILD)/create-pretraining-data --merge $(BUILD)/merge \
 		--data $(DATA) --cache build/oracle-cache
+
+# create-pretraining-data --keep-whitespace against Megatron-Core's
+# GPT2BPETokenizer and IndexedDatasetBuilder (byte-identical .bin/.idx),
+# in a venv of its own: Megatron-Core needs a newer torch than Debian's.
+MEGATRON_VENV := build/megatron-venv
+MEGATRON_STAMP := $(MEGATRON_VENV)/.installed
+$(MEGATRON_STAMP): tests/conformance/megatron-requirements.txt
+	@echo '   VENV    $(MEGATRON_VENV) (Megatron-Core and torch, once)'
+	$(Q)rm -rf $(MEGATRON_VENV) && $(PYTHON) -m venv $(MEGATRON_VENV)
+	$(Q)$(MEGATRON_VENV)/bin/pip install -q --disable-pip-version-check \
+		-r tests/conformance/megatron-requirements.txt
+	$(Q)touch $@
+
+.PHONY: megatron-venv test-megatron
+megatron-venv: $(MEGATRON_STAMP)
+
+test-megatron: $(BUILD)/create-pretraining-data $(BUILD)/vocab-build \
+		$(MEGATRON_STAMP)
+	@tests/run-suite $(TEST_LOG) megatron-conformance \
+		$(MEGATRON_VENV)/bin/python tests/conformance/megatron_run.py \
+		--tool $(BUILD)/create-pretraining-data \
+		--vocab-build $(BUILD)/vocab-build --data $(DATA)
 
 # vocab-build against the seed's recipe (its merge rules driven with
 # PaddleNLP's BasicTokenizer, Debian's spm_train) and HF's BpeTrainer.

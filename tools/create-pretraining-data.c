@@ -49,6 +49,7 @@ struct ctx {
     const struct tok_jieba *jieba;
     const char *json_key;
     bool wwm, cn_splited, skip_bad;
+    bool keep_space; /* --keep-whitespace: no strip, sentences keep '\n' */
     size_t max_word_len;
     long max_repeat;               /* -1: keep runs */
     tok_id eos;                    /* -1: none */
@@ -120,6 +121,10 @@ help(void)
            "                            (default 100, as PaddleNLP; 'none' "
            "keeps them)\n"
            "  -e, --append-eos          end each document with <|endoftext|> "
+           "(gpt2-bpe)\n"
+           "      --keep-whitespace     keep a document's (and sentence's) "
+           "leading and\n"
+           "                            trailing whitespace, as Megatron-LM "
            "(gpt2-bpe)\n"
            "  -s, --skip-bad            skip bad records (and count them) "
            "instead of failing\n"
@@ -308,7 +313,8 @@ put_sentence(const struct ctx *c, struct worker *w, const char *s, size_t len,
     const int32_t *ids;
     size_t n;
 
-    strip(&s, &len);
+    if (!c->keep_space)
+        strip(&s, &len);
     if (len == 0)
         return 0;
     if (tokenize_sentence(c, w, s, len, &ids, &n) < 0)
@@ -361,7 +367,9 @@ put_document(const struct ctx *c, struct worker *w, const char *text,
 
         for (;;) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
-            const char *le = nl ? nl : end;
+            /* --keep-whitespace: a line keeps its newline, so the
+             * sentences add up to the whole text. */
+            const char *le = nl ? nl + c->keep_space : end;
 
             if (put_sentence(c, w, p, (size_t)(le - p), out, &n_sent) < 0)
                 return -1;
@@ -531,6 +539,36 @@ in_dir(const char *path, const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The sidecar (ds-meta(5))                                                  */
+
+/* What the options make of the ids, into a fresh record m; the vocab's
+ * checksums, size and case follow when it is loaded. */
+static void
+record_options(struct ds_meta *m, const struct ctx *c, const char *vocab,
+               bool append_eos)
+{
+    static const char *const names[] = { "ernie", "bert", "gpt2-bpe" };
+
+    ds_meta_init(m, "create-pretraining-data", PROJECT_VERSION);
+    snprintf(m->tokenizer, sizeof(m->tokenizer), "%s", names[c->tokenizer]);
+    snprintf(m->vocab, sizeof(m->vocab), "%s", vocab);
+    m->lowercase = 0; /* byte-level BPE keeps case */
+    m->whole_word_marks = c->wwm;
+    m->split_sentences = c->splitter != SPLIT_NONE;
+    m->append_eod = append_eos;
+    m->keep_whitespace = c->keep_space;
+    if (c->splitter != SPLIT_NONE)
+        snprintf(m->sentence_splitter, sizeof(m->sentence_splitter), "%s",
+                 c->splitter == SPLIT_NEWLINE ? "lines" : "icu");
+    if (c->wwm) {
+        snprintf(m->segmenter, sizeof(m->segmenter), "%s",
+                 c->cn_splited ? "presegmented" : "jieba");
+        m->max_word_length = (int64_t)c->max_word_len;
+    }
+    m->max_repeated_len = c->max_repeat < 0 ? INT64_MAX : c->max_repeat;
+}
+
+/* ------------------------------------------------------------------------ */
 
 enum {
     OPT_CHINESE = 256,
@@ -538,7 +576,8 @@ enum {
     OPT_CN_SPLIT_DIMER,
     OPT_MAX_WORD_LENGTH,
     OPT_MAX_REPEATED_LEN,
-    OPT_LOG_INTERVAL
+    OPT_LOG_INTERVAL,
+    OPT_KEEP_WHITESPACE
 };
 
 int
@@ -561,6 +600,7 @@ main(int argc, char **argv)
         { "user-dict", required_argument, NULL, 'U' },
         { "max-repeated-len", required_argument, NULL, OPT_MAX_REPEATED_LEN },
         { "append-eos", no_argument, NULL, 'e' },
+        { "keep-whitespace", no_argument, NULL, OPT_KEEP_WHITESPACE },
         { "skip-bad", no_argument, NULL, 's' },
         { "threads", required_argument, NULL, 'j' },
         { "log-interval", required_argument, NULL, OPT_LOG_INTERVAL },
@@ -583,6 +623,7 @@ main(int argc, char **argv)
     struct tok_jieba *jieba = NULL;
     struct tok_err e;
     struct ds_err de;
+    struct ds_meta meta;
     enum ds_format format = DS_FORMAT_MMAP;
     enum ds_dtype dtype;
     const char *vocab_path = NULL, *merges_path = NULL, *prefix = NULL;
@@ -693,6 +734,9 @@ main(int argc, char **argv)
         case OPT_LOG_INTERVAL:
             log_every = cli_parse_u64(optarg, 1, UINT64_MAX, "log-interval");
             break;
+        case OPT_KEEP_WHITESPACE:
+            c.keep_space = true;
+            break;
         default:
             usage();
         }
@@ -723,7 +767,16 @@ main(int argc, char **argv)
               c.tokenizer == TOKENIZER_ERNIE ? "ernie" : "bert");
         usage();
     }
+    if (c.keep_space && c.tokenizer != TOKENIZER_GPT2_BPE) {
+        /* WordPiece never makes a token of whitespace (Megatron's BERT
+         * tokenizers neither): the option would change nothing. */
+        warnx("--keep-whitespace: the %s tokenizer drops whitespace "
+              "anyway; it applies to gpt2-bpe",
+              c.tokenizer == TOKENIZER_ERNIE ? "ernie" : "bert");
+        usage();
+    }
     c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
+    record_options(&meta, &c, vocab_path, append_eos);
 
     /* The tokenizer, and the dtype PaddleNLP would pick for it. */
     if (c.tokenizer == TOKENIZER_GPT2_BPE) {
@@ -739,9 +792,13 @@ main(int argc, char **argv)
         }
         if (tok_bpe_load(&bpe, vj, mt, &e) < 0)
             errx(1, "%s", e.msg);
+        if (ds_meta_file_sha256(vj, meta.vocab_sha256, &de) < 0 ||
+            ds_meta_file_sha256(mt, meta.merges_sha256, &de) < 0)
+            errx(1, "%s", de.msg);
         free(vj);
         free(mt);
         vocab_size = tok_bpe_vocab_size(bpe);
+        meta.vocab_size = (int64_t)vocab_size;
         if (append_eos) {
             c.eos = tok_bpe_find(bpe, "<|endoftext|>", 13);
             if (c.eos < 0)
@@ -753,11 +810,15 @@ main(int argc, char **argv)
 
         if (tok_vocab_load(&vocab, vt, &e) < 0)
             errx(1, "%s", e.msg);
+        if (ds_meta_file_sha256(vt, meta.vocab_sha256, &de) < 0)
+            errx(1, "%s", de.msg);
         tok_opts_init(&o, c.tokenizer == TOKENIZER_ERNIE ? TOK_FLAVOR_ERNIE
                                                          : TOK_FLAVOR_BERT);
+        meta.lowercase = o.lowercase != 0;
         if (tok_tokenizer_new(&tok, vocab, &o, &e) < 0)
             errx(1, "%s", e.msg);
         vocab_size = tok_vocab_size(vocab);
+        meta.vocab_size = (int64_t)tok_vocab_n_ids(vocab); /* its lines */
         if (c.wwm) {
             /* The "##" form of each id, the "##<CJK>" ones numbered as
              * PaddleNLP's extend_chinese_char() adds them. */
@@ -834,7 +895,8 @@ main(int argc, char **argv)
     total = files.total_bytes;
     if (argc > 0 && files.n == 0)
         errx(1, "no input: the directories hold no *.jsonl or *.zst file");
-    if (ds_writer_open(&sink.writer, prefix, format, dtype, &de) < 0)
+    if (ds_meta_check_name(prefix, &de) < 0 ||
+        ds_writer_open(&sink.writer, prefix, format, dtype, &de) < 0)
         errx(1, "%s", de.msg);
     sink.docs_in = 0;
     sink.failed = false;
@@ -867,7 +929,19 @@ main(int argc, char **argv)
         uint64_t n_sent = ds_writer_n_sentences(sink.writer);
         uint64_t n_tok = ds_writer_n_tokens(sink.writer);
 
-        if (ds_writer_commit(sink.writer, &de) < 0) {
+        meta.format = format;
+        meta.dtype = dtype;
+        meta.n_documents = n_docs;
+        meta.n_sentences = n_sent;
+        meta.n_tokens = n_tok;
+        /* The old record goes before the new files take its place, the
+         * new one after: none ever describes other files. */
+        if (ds_meta_remove(prefix, &de) < 0) {
+            ds_writer_abort(sink.writer);
+            warnx("%s", de.msg);
+            rval = 1;
+        } else if (ds_writer_commit(sink.writer, &de) < 0 ||
+                   ds_meta_write(prefix, &meta, &de) < 0) {
             warnx("%s", de.msg);
             rval = 1;
         } else if (!quiet) {

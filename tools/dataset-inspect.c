@@ -36,11 +36,14 @@ struct decoder {
     struct tok_tokenizer *tok;
     struct tok_bpe *bpe;
     size_t n_base; /* WordPiece: ids before the "##<CJK>" extension */
+    char sha256[DS_META_HEX], merges_sha256[DS_META_HEX]; /* its files */
 };
 
 struct inspector {
     const struct ds_dataset *d;
     const char *prefix;
+    struct ds_meta meta; /* its sidecar */
+    int has_meta;        /* 1: read and fresh; 0: none; -1: stale; -2: bad */
     struct decoder *dec; /* NULL: ids */
     bool json;
     int32_t *ids; /* CHUNK_TOKENS + 1 */
@@ -320,18 +323,25 @@ decoder_load(struct decoder *dec, const char *path)
     }
     if (json != NULL) {
         const char *slash = strrchr(json, '/');
+        struct ds_err de;
 
         if (asprintf(&merges, "%.*smerges.txt",
                      slash ? (int)(slash - json + 1) : 0, json) < 0)
             err(1, NULL);
         if (tok_bpe_load(&dec->bpe, json, merges, &e) < 0)
             errx(1, "%s", e.msg);
+        if (ds_meta_file_sha256(json, dec->sha256, &de) < 0 ||
+            ds_meta_file_sha256(merges, dec->merges_sha256, &de) < 0)
+            errx(1, "%s", de.msg);
     } else {
         struct tok_opts o;
+        struct ds_err de;
 
         /* Stored data holds the "##<CJK>" ids of whole-word marking. */
         if (tok_vocab_load(&dec->vocab, txt, &e) < 0)
             errx(1, "%s", e.msg);
+        if (ds_meta_file_sha256(txt, dec->sha256, &de) < 0)
+            errx(1, "%s", de.msg);
         dec->n_base = tok_vocab_n_ids(dec->vocab);
         if (tok_vocab_extend_chinese(dec->vocab, &e) < 0)
             errx(1, "%s", e.msg);
@@ -342,6 +352,30 @@ decoder_load(struct decoder *dec, const char *path)
     free(txt);
     free(json);
     free(merges);
+}
+
+/* Warn when -v is not the vocab the dataset's sidecar names: the text
+ * shown would be another vocab's reading of the ids. */
+static void
+decoder_check(const struct decoder *dec, const struct inspector *in)
+{
+    struct ds_meta m;
+    char diff[320];
+
+    if (in->has_meta != 1)
+        return;
+    ds_meta_init(&m, NULL, NULL);
+    snprintf(m.tokenizer, sizeof(m.tokenizer), "%s",
+             dec->bpe ? "gpt2-bpe" : "wordpiece");
+    memcpy(m.vocab_sha256, dec->sha256, sizeof(m.vocab_sha256));
+    memcpy(m.merges_sha256, dec->merges_sha256, sizeof(m.merges_sha256));
+    if (ds_meta_compare(&in->meta, &m, DS_META_TOKENIZER | DS_META_VOCAB, diff,
+                        sizeof(diff)))
+        warnx("warning: -v '%s' is not the vocab '%s' was made with (%s, "
+              "the sidecar's vs -v's; made with '%s'): the text shown may "
+              "be wrong",
+              dec->path, in->prefix, diff,
+              in->meta.vocab[0] ? in->meta.vocab : "?");
 }
 
 static void
@@ -607,6 +641,94 @@ put_count(struct inspector *in, const char *key, uint64_t v)
     puts_(in, in->json ? "" : "\n");
 }
 
+/* ", \"key\": " or "key: ". */
+static void
+put_key(struct inspector *in, const char *key)
+{
+    puts_(in, in->json ? ", \"" : "");
+    puts_(in, key);
+    puts_(in, in->json ? "\": " : ": ");
+}
+
+/* A string field, quoted in JSON; "" is not recorded and not shown. */
+static void
+put_meta_str(struct inspector *in, const char *key, const char *v)
+{
+    if (v[0] == '\0')
+        return;
+    put_key(in, key);
+    puts_(in, in->json ? "\"" : "");
+    put_text(in, v, strlen(v));
+    puts_(in, in->json ? "\"" : "");
+    puts_(in, in->json ? "" : "\n");
+}
+
+static void
+put_meta_bool(struct inspector *in, const char *key, int v)
+{
+    if (v < 0)
+        return;
+    put_key(in, key);
+    puts_(in, v ? "true" : "false");
+    puts_(in, in->json ? "" : "\n");
+}
+
+static void
+put_meta_count(struct inspector *in, const char *key, int64_t v)
+{
+    if (v < 0)
+        return;
+    put_key(in, key);
+    if (v == INT64_MAX) /* max_repeated_len: runs kept */
+        puts_(in, in->json ? "\"none\"" : "none");
+    else
+        put_u64(in, (uint64_t)v);
+    puts_(in, in->json ? "" : "\n");
+}
+
+/* The sidecar (ds-meta(5)): how the ids were made, or that nobody said. */
+static void
+print_meta(struct inspector *in, const char *prefix)
+{
+    const struct ds_meta *m = &in->meta;
+    char *path = ds_meta_path(prefix);
+
+    if (path == NULL)
+        err(1, NULL);
+    put_key(in, "sidecar");
+    if (in->has_meta != 1) {
+        puts_(in, in->json             ? "null"
+                  : in->has_meta == 0  ? "none"
+                  : in->has_meta == -1 ? "stale"
+                                       : "unreadable");
+        puts_(in, in->json ? "" : "\n");
+        free(path);
+        return;
+    }
+    puts_(in, in->json ? "\"" : "");
+    put_text(in, path, strlen(path));
+    puts_(in, in->json ? "\"" : "\n");
+    free(path);
+    put_meta_str(in, "tool", m->tool);
+    put_meta_str(in, "tool_version", m->tool_version);
+    put_meta_str(in, "created", m->created);
+    put_meta_count(in, "inputs", m->n_inputs > 0 ? (int64_t)m->n_inputs : -1);
+    put_meta_str(in, "tokenizer", m->tokenizer);
+    put_meta_str(in, "vocab", m->vocab);
+    put_meta_count(in, "vocab_size", m->vocab_size);
+    put_meta_str(in, "vocab_sha256", m->vocab_sha256);
+    put_meta_str(in, "merges_sha256", m->merges_sha256);
+    put_meta_bool(in, "lowercase", m->lowercase);
+    put_meta_bool(in, "whole_word_marks", m->whole_word_marks);
+    put_meta_bool(in, "split_sentences", m->split_sentences);
+    put_meta_bool(in, "append_eod", m->append_eod);
+    put_meta_bool(in, "keep_whitespace", m->keep_whitespace);
+    put_meta_str(in, "sentence_splitter", m->sentence_splitter);
+    put_meta_str(in, "segmenter", m->segmenter);
+    put_meta_count(in, "max_word_length", m->max_word_length);
+    put_meta_count(in, "max_repeated_len", m->max_repeated_len);
+}
+
 static void
 print_counts(struct inspector *in, const char *prefix)
 {
@@ -643,6 +765,7 @@ print_counts(struct inspector *in, const char *prefix)
     put_count(in, "tokens", ds_dataset_n_tokens(d));
     put_spread(in, "sentence_tokens", &sent);
     put_spread(in, "document_sentences", &docs);
+    print_meta(in, prefix);
     if (json)
         puts_(in, "}\n");
     free(names[0]);
@@ -1313,10 +1436,19 @@ main(int argc, char **argv)
     memset(&in, 0, sizeof(in));
     in.d = d;
     in.prefix = argv[0];
+    in.has_meta = ds_meta_read(argv[0], &in.meta, &e);
+    if (in.has_meta < 0) {
+        warnx("warning: %s", e.msg);
+        in.has_meta = -2;
+    } else if (in.has_meta == 1 && ds_meta_stale(argv[0], &in.meta, &e) > 0) {
+        warnx("note: %s; ignored", e.msg);
+        in.has_meta = -1;
+    }
     in.json = json;
     tok_buf_init(&in.text);
     if (vocab != NULL) {
         decoder_load(&dec, vocab);
+        decoder_check(&dec, &in);
         in.dec = &dec;
         if (so.kind == KIND_ERNIE && (so.n_samples || so.n_stats) &&
             dec.vocab == NULL)

@@ -34,6 +34,9 @@ struct totals {
     enum ds_dtype dtype;
     const char *dtype_from; /* the input that set dtype */
     uint64_t n_documents, n_sentences, n_tokens, bytes;
+    struct ds_meta meta;   /* the inputs' sidecars, folded */
+    const char *meta_from; /* the first input with one */
+    size_t n_unrecorded;   /* inputs without one */
 };
 
 static void
@@ -54,7 +57,9 @@ help(void)
            "An input is a dataset prefix\n(PREFIX.bin + PREFIX.idx, or "
            "PREFIX_ids.npy + PREFIX_idx.npz), or a directory,\nwhich stands "
            "for every dataset in it, in sorted order.  All inputs must have "
-           "the\nsame dtype (uint16 or int32).\n"
+           "the\nsame dtype (uint16 or int32), and where they have "
+           "sidecars (PREFIX.json), the\nsame tokenizer, vocab and "
+           "options; the output gets one when every input has\none.\n"
            "\n"
            "  -o, --output-prefix PFX  write PFX.bin/.idx (or PFX_ids.npy/"
            "_idx.npz)\n"
@@ -237,11 +242,55 @@ check_copyable(const struct ds_dataset *d, const char *prefix)
     return 0;
 }
 
-/* Open every input once, before anything is written: each must be a valid
- * dataset of the dtype of the first.  Every bad input is reported.
- * Returns the exit status. */
+/* Fold the sidecar of input `prefix` into t: its ids must mean what the
+ * first recorded input's do.  A missing or stale sidecar is counted (and
+ * told, unless quiet).  Returns 0, or -1 after a warning. */
 static int
-check_inputs(const struct prefixes *in, struct totals *t)
+check_meta(const char *prefix, struct totals *t, bool quiet)
+{
+    struct ds_meta m;
+    struct ds_err e;
+    char diff[320];
+    int rc = ds_meta_read(prefix, &m, &e);
+
+    if (rc < 0) {
+        warnx("%s", e.msg);
+        return -1;
+    }
+    if (rc == 1) {
+        int stale = ds_meta_stale(prefix, &m, &e);
+
+        if (stale < 0) /* no token file: ds_open() has said so */
+            return 0;
+        if (stale > 0 && !quiet)
+            warnx("note: %s; ignored", e.msg);
+        if (stale > 0)
+            rc = 0;
+    }
+    if (rc == 0) {
+        t->n_unrecorded++;
+        return 0;
+    }
+    if (t->meta_from == NULL) {
+        t->meta = m;
+        t->meta_from = prefix;
+        return 0;
+    }
+    if (ds_meta_compare(&t->meta, &m, DS_META_ALL, diff, sizeof(diff))) {
+        warnx("'%s' and '%s' were not made alike (%s in their sidecars): "
+              "their ids cannot be merged",
+              t->meta_from, prefix, diff);
+        return -1;
+    }
+    ds_meta_combine(&t->meta, &m);
+    return 0;
+}
+
+/* Open every input once, before anything is written: each must be a valid
+ * dataset of the dtype of the first, made as the others (their
+ * sidecars).  Every bad input is reported.  Returns the exit status. */
+static int
+check_inputs(const struct prefixes *in, struct totals *t, bool quiet)
 {
     int rval = 0;
 
@@ -276,6 +325,8 @@ check_inputs(const struct prefixes *in, struct totals *t)
         }
         if (ok && check_copyable(d, in->v[i]) < 0)
             ok = false;
+        if (check_meta(in->v[i], t, quiet) < 0)
+            ok = false;
         if (!ok)
             rval = 1;
         t->n_documents += ds_dataset_n_documents(d);
@@ -284,7 +335,49 @@ check_inputs(const struct prefixes *in, struct totals *t)
         t->bytes += ds_dataset_n_tokens(d) * ds_dtype_size(dt);
         ds_close(d);
     }
+    if (rval == 0 && t->n_unrecorded > 0 && !quiet)
+        warnx("note: %zu of %zu inputs have no sidecar (made by PaddleNLP "
+              "or Megatron?): %s",
+              t->n_unrecorded, in->n,
+              t->meta_from ? "their tokenizer is not checked, and the "
+                             "output gets none"
+                           : "the output gets none");
     return rval;
+}
+
+/* The output's sidecar, when every input has one: their record, as a
+ * merge of them.  Returns 0 or a libdata error (in err). */
+static int
+write_meta(const char *out, enum ds_format format, size_t n_inputs,
+           const struct totals *t, struct ds_err *err)
+{
+    struct ds_meta m;
+
+    if (t->n_unrecorded > 0)
+        return 0;
+    ds_meta_init(&m, "merge", PROJECT_VERSION);
+    memcpy(m.tokenizer, t->meta.tokenizer, sizeof(m.tokenizer));
+    m.vocab_size = t->meta.vocab_size;
+    memcpy(m.vocab_sha256, t->meta.vocab_sha256, sizeof(m.vocab_sha256));
+    memcpy(m.merges_sha256, t->meta.merges_sha256, sizeof(m.merges_sha256));
+    m.lowercase = t->meta.lowercase;
+    m.whole_word_marks = t->meta.whole_word_marks;
+    m.split_sentences = t->meta.split_sentences;
+    m.append_eod = t->meta.append_eod;
+    m.keep_whitespace = t->meta.keep_whitespace;
+    memcpy(m.vocab, t->meta.vocab, sizeof(m.vocab));
+    memcpy(m.sentence_splitter, t->meta.sentence_splitter,
+           sizeof(m.sentence_splitter));
+    memcpy(m.segmenter, t->meta.segmenter, sizeof(m.segmenter));
+    m.max_word_length = t->meta.max_word_length;
+    m.max_repeated_len = t->meta.max_repeated_len;
+    m.format = format;
+    m.dtype = t->dtype;
+    m.n_documents = t->n_documents;
+    m.n_sentences = t->n_sentences;
+    m.n_tokens = t->n_tokens;
+    m.n_inputs = n_inputs;
+    return ds_meta_write(out, &m, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,7 +455,8 @@ merge(const struct prefixes *in, const char *out, enum ds_format format,
     c.buf = malloc(c.cap * sizeof(*c.buf));
     if (c.buf == NULL)
         err(1, NULL);
-    if (ds_writer_open(&c.w, out, format, t->dtype, &c.err) < 0)
+    if (ds_meta_check_name(out, &c.err) < 0 ||
+        ds_writer_open(&c.w, out, format, t->dtype, &c.err) < 0)
         errx(1, "%s", c.err.msg);
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
     prog.total = t->bytes;
@@ -377,9 +471,18 @@ merge(const struct prefixes *in, const char *out, enum ds_format format,
         ds_close(d);
     }
     cli_progress_done(&prog);
+    /* The old sidecar goes before the new files take its place; the new
+     * one, if every input had one, after. */
+    if (rval == 0 && ds_meta_remove(out, &c.err) < 0) {
+        warnx("%s", c.err.msg);
+        rval = 1;
+    }
     if (rval != 0) {
         ds_writer_abort(c.w);
     } else if (ds_writer_commit(c.w, &c.err) < 0) {
+        warnx("%s", c.err.msg);
+        rval = 1;
+    } else if (write_meta(out, format, in->n, t, &c.err) < 0) {
         warnx("%s", c.err.msg);
         rval = 1;
     } else if (!quiet) {
@@ -460,7 +563,7 @@ main(int argc, char **argv)
     memset(&t, 0, sizeof(t));
     rval = expand_operands(argc, argv, &in);
     if (rval == 0)
-        rval = check_inputs(&in, &t);
+        rval = check_inputs(&in, &t, quiet);
     if (rval == 0)
         rval = merge(&in, out, format, &t, quiet, progress);
     for (size_t i = 0; i < in.n; i++)

@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "comm.h"
 #include "config.h"
+#include "data_meta.h"
 #include "ds.h"
 #include "model.h"
 #include "ops.h"
@@ -446,6 +447,25 @@ train_flops(const struct model_config *c, int B, int T, int M)
     return 3 * (c->num_layers * layer + head);
 }
 
+/* The datasets' sidecars against the run's model and vocab, before
+ * anything is built (ds-meta(5)). */
+static void
+check_data_meta(const struct run *r)
+{
+    const struct train_args *a = &r->a;
+    char msg[1024];
+    int rc =
+        data_meta_check(a->input_dir, r->cfg.type == MODEL_GPT, r->vocab_path,
+                        a->tokenizer_name_or_path ? a->tokenizer_name_or_path
+                                                  : a->model_name_or_path,
+                        r->cfg.vocab_size, msg, sizeof(msg));
+
+    if (rc < 0)
+        fatal("%s", msg);
+    if (rc > 0)
+        log_info("note: %s", msg);
+}
+
 static void
 open_data(struct run *r)
 {
@@ -617,6 +637,7 @@ setup(struct run *r)
     if (a->max_seq_len > r->cfg.max_position)
         fatal("--max_seq_len %d exceeds the model's %d positions (%s)",
               a->max_seq_len, r->cfg.max_position, r->config_path);
+    check_data_meta(r);
 
     op = ops_cpu(a->threads);
     if (strcmp(a->recompute_granularity, "full") &&

@@ -482,9 +482,32 @@ def npy_case(res, args, work, vocab_src, paths, mmap_prefix):
 
 def merge_cases(res, args, work, prefixes):
     """merge = PaddleNLP's merge.py: its builder's merge_file_ over the
-    prefixes in sorted order."""
+    prefixes in sorted order.  Datasets made alike (one vocab, the same
+    options: cases 0, 4, 7 and 8) are merged with their sidecars; the first
+    four cases mix two vocabularies and options, which merge refuses from
+    their sidecars (ds-meta(5)), and merges as merge.py does once they have
+    none, as PaddleNLP's files have none."""
+    merge_same(res, args, work, sorted(prefixes[i] for i in (0, 4, 7, 8)),
+               "merge mmap (%d prefixes made alike)")
+    mixed = sorted(prefixes[:4])
+    p = subprocess.run([args.merge, "-q", "-o", os.path.join(work, "mixed")]
+                       + mixed, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode == 1 and b"were not made alike (vocab_size: " in p.stderr:
+        res.ok("merge refuses ids of two vocabularies (their sidecars)")
+    else:
+        res.fail("merge refuses ids of two vocabularies (their sidecars)",
+                 "  exit %d: %s" % (p.returncode,
+                                    p.stderr.decode(errors="replace")))
+    bare = []
+    for i, prefix in enumerate(mixed):
+        bare.append(os.path.join(work, "bare%d" % i))
+        for ext in (".bin", ".idx"):
+            shutil.copy(prefix + ext, bare[-1] + ext)
+    merge_same(res, args, work, bare, "merge mmap (%d prefixes, no sidecar)")
+
+
+def merge_same(res, args, work, parts, name):
     from paddlenlp.data import indexed_dataset
-    parts = sorted(prefixes[:4])
     ref = os.path.join(work, "merged-ref")
     builder = indexed_dataset.make_builder(ref + ".bin", "mmap", np.uint16)
     for p in parts:
@@ -502,7 +525,7 @@ def merge_cases(res, args, work, prefixes):
         res.fail("merge mmap", "  exit %d: %s" % (
             p.returncode, p.stderr.decode(errors="replace")))
         return
-    same_bytes(res, "merge mmap (%d prefixes)" % len(parts), ours, ref)
+    same_bytes(res, name % len(parts), ours, ref)
 
 
 def finish(res):

@@ -1,7 +1,9 @@
 # With no option: the format, the files, the dtype and the counts of 10a's
-# example, as 'key: value' lines or (-j) one JSON object; the same for the
-# npy pair.
-V="$TESTDATA/create-pretraining-data/tiny.vocab"
+# example, and what its sidecar records, as 'key: value' lines or (-j) one
+# JSON object; the same for the npy pair.
+export SOURCE_DATE_EPOCH=1700000000
+cp "$TESTDATA/create-pretraining-data/tiny.vocab" .
+V=tiny.vocab
 printf '{"text": "a b c\\nd"}\n{"text": "e f"}\n' > in.jsonl
 "$TOOLS/create-pretraining-data" -q -v "$V" -S --chinese -o p in.jsonl
 "$TOOLS/create-pretraining-data" -q -v "$V" -S --chinese -f npy -o p in.jsonl

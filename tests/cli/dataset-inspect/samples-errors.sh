@@ -6,8 +6,8 @@ cat > in.jsonl <<'J'
 {"text": "我爱北京天安门。\n今天天气很好。"}
 {"text": "长江是中国最长的河流。\n黄河被称为母亲河。"}
 J
-"$TOOLS/create-pretraining-data" -q -v "$ERNIE_VOCAB" -S --chinese -o p \
-    in.jsonl
+cp "$ERNIE_VOCAB" ernie.txt # the sidecar names it
+"$TOOLS/create-pretraining-data" -q -v ernie.txt -S --chinese -o p in.jsonl
 "$TOOLS/dataset-inspect" -n 1 p
 echo "exit $?"
 "$TOOLS/dataset-inspect" -v "$ERNIE_VOCAB" -n 1 -l 4 p
