@@ -59,9 +59,9 @@ reconfigure:
 # Required libraries: fail early with the fix, not with a compiler error.
 # (demo, test and check install them first through `make deps`.)
 ifeq ($(filter deps demo test check clean help config reconfigure,$(MAKECMDGOALS)),)
-REQ_HEADERS_OK := $(shell printf '\043include <utf8proc.h>\n\043include <zstd.h>\n\043include <json-c/json.h>\n\043include <zip.h>\n\043include <unicode/ubrk.h>\n\043define PCRE2_CODE_UNIT_WIDTH 8\n\043include <pcre2.h>\n' | \
+REQ_HEADERS_OK := $(shell printf '\043include <utf8proc.h>\n\043include <zstd.h>\n\043include <json-c/json.h>\n\043include <zip.h>\n\043include <unicode/ubrk.h>\n\043define PCRE2_CODE_UNIT_WIDTH 8\n\043include <pcre2.h>\n\043include <nettle/sha2.h>\n' | \
 	$(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifneq ($(REQ_HEADERS_OK),1)
-$(error required libraries are missing (utf8proc, zstd, json-c, libzip, ICU, PCRE2): run scripts/install-deps, or make deps)
+$(error required libraries are missing (utf8proc, zstd, json-c, libzip, ICU, PCRE2, nettle): run scripts/install-deps, or make deps)
 endif
 endif
