@@ -1079,7 +1079,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
     for (int i = 0; i < iters; i++) {
         struct comm *c = r->comm;
 
-        if (now() - t_said >= EVAL_PROGRESS_SECONDS) {
+        if (i > 0 && now() - t_said >= EVAL_PROGRESS_SECONDS) {
             t_said = now();
             fmt_duration(eta, sizeof(eta), (t_said - t0) / i * (iters - i));
             log_info("%s step %lld: %d of %d micro-batches, %.0f s, eta: %s",
