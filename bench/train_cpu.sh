@@ -6,7 +6,7 @@
 # ErnieForPreTraining / GPT2LMHeadModel, torch.optim.AdamW), same model,
 # same batch shape, same thread count (1 and 2), and print a Markdown table
 # of tokens/s, the ratio ours / PyTorch, and the model GFLOP/s of each
-# against the SGEMM rate `train` measures at start (OpenBLAS, 1024-cube).
+# and the FP32 peak `train` reports MFU against (cores x clock x FMA width).
 # fp32, train mode, dropout 0.1 (hidden and attention) on both sides,
 # AdamW lr 1e-4, no weight decay, no clipping.
 # Models: ERNIE hidden 256, 4 layers, 4 heads, intermediate 1024,
@@ -102,7 +102,7 @@ M=$("$BUILD/dataset-inspect" -x $((B * STEPS)) -l $T -v "$VOCAB" "$work/zh" |
 
 H=bench/train_cpu_torch.py
 # ours MODEL THREADS, torch MODEL THREADS: "SIDE MODEL THREADS TOKENS/S
-# TOKENS/CPU-S GFLOP/S" a window, and for ours "peak MODEL THREADS SGEMM".
+# TOKENS/CPU-S GFLOP/S" a window, and for ours "peak MODEL THREADS PEAK".
 ours() {
     m=$1 n=$2
     if [ "$m" = ernie ]; then
@@ -145,7 +145,7 @@ done
 
 tv=$($VENV/bin/python -c 'import torch, transformers
 print("PyTorch", torch.__version__, "+ transformers", transformers.__version__)')
-echo "| model | threads | ours tokens/s | PyTorch tokens/s | ours / PyTorch, best (median) | ours tokens/CPU-s | PyTorch tokens/CPU-s | ours / PyTorch per CPU-s | ours GFLOP/s (of SGEMM) | PyTorch GFLOP/s (of SGEMM) | SGEMM GFLOP/s |"
+echo "| model | threads | ours tokens/s | PyTorch tokens/s | ours / PyTorch, best (median) | ours tokens/CPU-s | PyTorch tokens/CPU-s | ours / PyTorch per CPU-s | ours GFLOP/s (of peak) | PyTorch GFLOP/s (of peak) | FP32 peak GFLOP/s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 awk -v M="$M" '
     function med(k, col,   i, j, x, a) {
@@ -188,6 +188,6 @@ echo "runs a side, alternating; the ratio of the medians of all windows in"
 echo "brackets.  tokens/CPU-s: tokens per second of process CPU time, median"
 echo "window (1 thread only: with 2, spin-waiting counts as CPU time)."
 echo "GFLOP/s: model FLOPs (train_flops() of train/main.c) / wall time in the"
-echo "best window; SGEMM: the best of train's start-up measurements at that"
-echo "thread count (OpenBLAS, 1024-cube).  Waited ${waited} s for an idle"
+echo "best window; peak: the FP32 peak train reports MFU against at that"
+echo "thread count (cores x clock x FMA width).  Waited ${waited} s for an idle"
 echo "machine before the runs; ${busy:-0} of $((ROUNDS * 8)) runs started busy."

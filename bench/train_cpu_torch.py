@@ -23,7 +23,7 @@ benchmark, and the per-window timing of ours.
       process's CPU time (utime + stime of /proc/PID/stat) read when each
       line arrives; ARGS must give --micro_batch_size and --max_seq_len
       (no accumulation).  The first window (warm-up) is skipped.  Also prints
-      "peak G", the SGEMM GFLOP/s train measured at start.
+      "peak G", the FP32 peak (GFLOP/s) train reports MFU against.
 
   train_cpu_torch.py quiet [SECONDS]
       Wait (at most SECONDS, default 60) until the machine looks idle: 2
@@ -152,8 +152,8 @@ def ours_side(argv):
     peak, last, log = None, None, []
     for line in p.stderr:
         log.append(line)
-        if " SGEMM " in line:
-            peak = field(line, "SGEMM")
+        if "MFU peak:" in line:
+            peak = field(line, "peak:")
             print("peak %.1f" % peak, flush=True)
         elif "global step" in line:
             c, step = cpu_seconds(p.pid), field(line, "step")

@@ -19,10 +19,41 @@ LIBTRAIN_SRCS := $(filter-out train/main.c train/comm_nccl.c,\
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 LIBTRAIN := $(BUILD)/libtrain.a
-LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp
+PROTOC_C ?= protoc-c
+# protobuf-c packs the TensorBoard and VisualDL records, ISA-L's
+# crc32_iscsi is TensorBoard's CRC-32C (Debian: libprotobuf-c-dev,
+# protobuf-c-compiler, libisal-dev).
+LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp -lprotobuf-c -lisal
 # -fno-math-errno: math calls never set errno here (nothing reads it), so
 # sqrtf and friends vectorize.
-TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain
+TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain \
+	-I$(BUILD)/proto
+
+# Fail early with the fix when they are missing (demo, test and check
+# install them first through `make deps`).
+ifeq ($(filter deps demo test check clean help config reconfigure,$(MAKECMDGOALS)),)
+TRAIN_DEPS_OK := $(shell printf '\043include <protobuf-c/protobuf-c.h>\n\043include <isa-l/crc.h>\n' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && command -v $(PROTOC_C) >/dev/null && echo 1)
+ifneq ($(TRAIN_DEPS_OK),1)
+$(error the trainer needs protobuf-c (libprotobuf-c-dev, protobuf-c-compiler) and ISA-L (libisal-dev): run scripts/install-deps, or make deps)
+endif
+endif
+
+# The records of the event files (train/*.proto, the fields we write of
+# TensorFlow's Event and VisualDL's Record), compiled by protoc-c into
+# $(BUILD)/proto/ at build time; the generated code is never committed.
+TRAIN_PROTOS := $(wildcard train/*.proto)
+TRAIN_PROTO_HDRS := $(TRAIN_PROTOS:train/%.proto=$(BUILD)/proto/%.pb-c.h)
+LIBTRAIN_OBJS += $(TRAIN_PROTOS:train/%.proto=$(BUILD)/proto/%.pb-c.o)
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: train/%.proto
+	@mkdir -p $(@D)
+	@echo '   PROTOC  $@'
+	$(Q)$(PROTOC_C) --proto_path=train --c_out=$(BUILD)/proto $<
+$(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -I$(BUILD)/proto -c -o $@ $<
+# The writers (and their unit test) include the generated headers.
+$(BUILD)/libtrain/tb_events.o $(BUILD)/libtrain/vdl_records.o \
+	$(BUILD)/tests/unit/test_train_events.o: $(TRAIN_PROTO_HDRS)
 
 # MPI (Open MPI: libopenmpi-dev) for several ranks; without it the trainer
 # runs one rank and says so when started by mpirun.  A new probe (make

@@ -90,7 +90,7 @@ tr -d '\r' < "$WIKI" | awk 'NF { print; print "" }' > "$OUT/wiki.txt"
     -o "$OUT/wiki" "$OUT/wiki.jsonl"
 rm -rf "$OUT/gpt"
 "$BUILD/train" --config configs/gpt-demo.json --input_dir "$OUT/wiki" \
-    --output_dir "$OUT/gpt" 2>&1 |
+    --tokenizer_name_or_path "$OUT/bpe" --output_dir "$OUT/gpt" 2>&1 |
     grep -E "global step|valid step|test step|saved|data:"
 
 n_ids=$(wc -w < "$OUT/corpus.ids")

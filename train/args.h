@@ -38,6 +38,8 @@ struct train_args {
     int threads;        /* 0: OpenMP's default */
     double peak_gflops; /* for MFU; 0: measure SGEMM at start */
     char *cache_dir;    /* index caches; NULL: beside the data */
+    char *report_to;    /* event files: tensorboard,visualdl | all | none */
+    char *logging_dir;  /* their directory; NULL: output_dir/runs */
     /* The parallel layout (docs/parallel.md). */
     int tp, pp, dp, sharding_degree, sharding_stage; /* dp 0: the rest */
     double comm_timeout;     /* seconds a collective may wait; 0: forever */

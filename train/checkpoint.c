@@ -550,6 +550,18 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
           const struct train_state *s, const char *args_json,
           const char *vocab_path, int keep_backup, char *err, size_t errlen)
 {
+    struct ckpt_file vocab = { VOCAB_FILE, vocab_path, NULL };
+
+    return ckpt_save_files(dir, m, o, s, args_json, &vocab, vocab_path != NULL,
+                           keep_backup, err, errlen);
+}
+
+int
+ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
+                const struct train_state *s, const char *args_json,
+                const struct ckpt_file *files, size_t n_files, int keep_backup,
+                char *err, size_t errlen)
+{
     /* d leaves room for the suffixes of tmp and bak */
     char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
     size_t len = strlen(dir);
@@ -586,9 +598,17 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
         save_optimizer(tmp, o, err, errlen) < 0 ||
         save_state(tmp, m, o, s, args_json, err, errlen) < 0)
         goto out;
-    if (vocab_path != NULL && (join(path, tmp, VOCAB_FILE) < 0 ||
-                               copy_file(vocab_path, path, err, errlen) < 0))
-        goto out;
+    for (size_t i = 0; i < n_files; i++) {
+        if (join(path, tmp, files[i].name) < 0) {
+            fail(err, errlen, "'%s/%s': path too long", tmp, files[i].name);
+            goto out;
+        }
+        if (files[i].src
+                ? copy_file(files[i].src, path, err, errlen) < 0
+                : write_new_file(path, files[i].text, strlen(files[i].text),
+                                 err, errlen) < 0)
+            goto out;
+    }
     if (sync_path(tmp, err, errlen) < 0 ||
         install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
         goto out;

@@ -16,6 +16,8 @@
  *                          "micro_batch_size", "seed", "learning_rate",
  *                          "args": {the run's arguments}}
  *   vocab.txt              a copy of the run's vocabulary, if it has one
+ *   ...                    and the files the caller adds (ckpt_save_files:
+ *                          the tokenizer's, hf_tokenizer.h)
  */
 #ifndef TRAIN_CHECKPOINT_H
 #define TRAIN_CHECKPOINT_H
@@ -61,6 +63,22 @@ int ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
               const struct train_state *s, const char *args_json,
               const char *vocab_path, int keep_backup, char *err,
               size_t errlen);
+
+/* A file a checkpoint carries besides its own: a copy of src, or, when
+ * src is NULL, text. */
+struct ckpt_file {
+    const char *name; /* its name in the checkpoint ("tokenizer_config.json") */
+    const char *src;  /* a file to copy, or NULL */
+    const char *text; /* NUL-terminated, when src is NULL */
+};
+
+/* ckpt_save_files: ckpt_save() with the files files[0..n_files) in the
+ * checkpoint instead of vocab.txt, written (and synced) with the others
+ * before the checkpoint takes dir's place. */
+int ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
+                    const struct train_state *s, const char *args_json,
+                    const struct ckpt_file *files, size_t n_files,
+                    int keep_backup, char *err, size_t errlen);
 
 /* ckpt_load: load the checkpoint in dir into m (its weights must be
  * exactly m's tensors, shapes included) and, when o is not NULL, the

@@ -52,6 +52,7 @@ config_defaults(struct model_config *c, enum model_type type)
     c->attention_dropout = 0.1f;
     c->embedding_dropout = 0.1f;
     c->initializer_range = 0.02f;
+    c->bos_token_id = c->eos_token_id = -1; /* (GPT2Config: 50256) */
     if (type == MODEL_GPT) {
         /* GPT2Config: n_inner None (4 * n_embd), "gelu_new". */
         c->vocab_size = 50257;
@@ -99,6 +100,8 @@ enum field {
     F_USETASK,
     F_TASKID,
     F_PAD,
+    F_BOS,
+    F_EOS,
     N_FIELDS
 };
 
@@ -114,7 +117,8 @@ static const struct {
     [F_INIT] = { K_FLOAT, 0, INFINITY }, [F_EPS] = { K_FLOAT, 0, 1 },
     [F_TYPES] = { K_INT, 1, INT_MAX },   [F_TASKS] = { K_INT, 0, INT_MAX },
     [F_USETASK] = { K_BOOL, 0, 1 },      [F_TASKID] = { K_INT, 0, INT_MAX },
-    [F_PAD] = { K_INT, 0, INT_MAX },
+    [F_PAD] = { K_INT, 0, INT_MAX },     [F_BOS] = { K_INT, 0, INT_MAX },
+    [F_EOS] = { K_INT, 0, INT_MAX },
 };
 
 /* Every key read, in the order checked; later aliases of a field must
@@ -150,6 +154,8 @@ static const struct {
     { "use_task_id", F_USETASK },
     { "task_id", F_TASKID },
     { "pad_token_id", F_PAD },
+    { "bos_token_id", F_BOS },
+    { "eos_token_id", F_EOS },
 };
 
 static const struct {
@@ -192,7 +198,8 @@ float_range(enum field fd)
 
 /* Read the value of key (field fd) from o into v.  A JSON null leaves v
  * unset where the formats use it (GPT-2's n_inner: 4 * hidden, and
- * pad_token_id: none given); elsewhere it is an error. */
+ * pad_token_id, bos_token_id, eos_token_id: none given); elsewhere it is
+ * an error. */
 static int
 read_value(const char *path, const char *key, enum field fd,
            struct json_object *o, struct value *v, struct config_err *err)
@@ -207,7 +214,7 @@ read_value(const char *path, const char *key, enum field fd,
             v->i = 0;
             return 0;
         }
-        if (fd == F_PAD)
+        if (fd == F_PAD || fd == F_BOS || fd == F_EOS)
             return 0;
         return fail(err, "'%s': '%s' is null", path, key);
     }
@@ -462,6 +469,8 @@ config_read_json(struct model_config *c, const char *path,
     INT_FIELD(F_USETASK, use_task_id);
     INT_FIELD(F_TASKID, task_id);
     INT_FIELD(F_PAD, pad_token_id);
+    INT_FIELD(F_BOS, bos_token_id);
+    INT_FIELD(F_EOS, eos_token_id);
 #undef INT_FIELD
 #undef FLOAT_FIELD
     /* ERNIE's embeddings use the hidden dropout (it has no embd_pdrop). */
@@ -578,6 +587,17 @@ act_name(enum ops_act a)
 }
 
 /* The JSON text of c, into f. */
+/* "key": id, or null when unknown (transformers would otherwise take
+ * GPT2Config's 50256). */
+static void
+token_id(FILE *f, const char *key, int id)
+{
+    if (id >= 0)
+        fprintf(f, "  \"%s\": %d,\n", key, id);
+    else
+        fprintf(f, "  \"%s\": null,\n", key);
+}
+
 static void
 write_json(FILE *f, const struct model_config *c)
 {
@@ -609,6 +629,8 @@ write_json(FILE *f, const struct model_config *c)
         fprintf(f, "  \"attn_pdrop\": %s,\n", ad);
         fprintf(f, "  \"layer_norm_epsilon\": %s,\n", eps);
         fprintf(f, "  \"initializer_range\": %s,\n", ir);
+        token_id(f, "bos_token_id", c->bos_token_id);
+        token_id(f, "eos_token_id", c->eos_token_id);
         fprintf(f, "  \"tie_word_embeddings\": true\n");
         fprintf(f, "}\n");
         return;

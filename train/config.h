@@ -34,6 +34,9 @@ struct model_config {
     int task_id;              /* 0 */
     int pad_token_id;         /* 0: torch padding_idx of word embeddings */
     int binary_head;          /* 1: SOP head and loss; 0: MLM only */
+    /* GPT only: the ids of the first and last token of a text, -1 when
+     * unknown (written null): "<|endoftext|>" of the run's tokenizer. */
+    int bos_token_id, eos_token_id;
 };
 
 struct config_err {
@@ -49,7 +52,7 @@ void config_defaults(struct model_config *c, enum model_type type);
  * Face BERT/ERNIE keys (type_vocab_size, layer_norm_eps, pad_token_id)
  * and GPT-2 keys (n_embd, n_layer, n_head, n_inner, n_positions,
  * activation_function, resid_pdrop, embd_pdrop, attn_pdrop,
- * layer_norm_epsilon).  Unknown keys are ignored.  Returns 0, or -1 with
+ * layer_norm_epsilon, bos_token_id, eos_token_id).  Unknown keys are ignored.  Returns 0, or -1 with
  * err naming the file and the bad key (unreadable file, bad JSON, a value
  * of the wrong type or out of range, an unknown activation). */
 int config_read_json(struct model_config *c, const char *path,

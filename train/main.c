@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,9 +24,12 @@
 #include "config.h"
 #include "data_meta.h"
 #include "ds.h"
+#include "events.h"
+#include "hf_tokenizer.h"
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
+#include "peak.h"
 #include "safetensors.h"
 #include "tok.h"
 #include "whole.h"
@@ -343,6 +347,7 @@ struct run {
     struct model_config cfg;
     struct vocab vocab;
     char *vocab_path, *config_path;
+    struct hf_tokenizer tok; /* the tokenizer files of the checkpoints */
     struct ds_corpus *corpus;
     struct model *m;
     struct comm *comm;
@@ -379,7 +384,10 @@ struct run {
     struct train_state st;
     char *args_json;
     FILE *jsonl;
+    unsigned event_targets;    /* --report_to */
+    struct events *events;     /* rank 0's TensorBoard/VisualDL files */
     double flops, peak_gflops; /* model FLOPs since the last log line */
+    struct cpu_peak cpu_peak;  /* how peak_gflops was found (not given) */
     /* Tests: TRAIN_TEST_KILL_AT_STEP raises SIGKILL after that step,
      * TRAIN_TEST_STALL_AT_STEP hangs before its gradient all-reduce; on
      * every rank, or on rank TRAIN_TEST_RANK only. */
@@ -401,31 +409,89 @@ micro_seed(const struct run *r, int64_t step, int micro)
                           ops_splitmix64(((uint64_t)step << 16) | global));
 }
 
-/* The SGEMM rate of the backend on a 1024-cube, best of 3: the peak MFU
- * is reported against (on the CPU). */
-static double
-measure_gflops(const struct ops *op)
+/* ------------------------------------------------------------------------ */
+/* Reporting: the MFU peak, durations, the event files                       */
+
+static void
+log_peak(const struct run *r)
 {
-    int n = 1024;
-    size_t bytes = (size_t)n * n * sizeof(float);
-    float *x = op->alloc(bytes), *w = op->alloc(bytes), *y = op->alloc(bytes);
-    double best = 1e30;
+    const struct cpu_peak *p = &r->cpu_peak;
 
-    if (!x || !w || !y)
-        fatal("out of memory");
-    op->linear_fwd(y, x, w, NULL, n, n, n);
-    for (int i = 0; i < 3; i++) {
-        double t = now();
+    if (r->a.peak_gflops > 0)
+        log_info("MFU peak: %.1f GFLOP/s (--peak_gflops)", r->peak_gflops);
+    else
+        log_info("MFU peak: %.1f GFLOP/s, this CPU's FP32 peak: %d core(s) x "
+                 "%.3f GHz (%s) x %d FLOPs a cycle (%s); --peak_gflops "
+                 "sets another",
+                 r->peak_gflops, p->cores, p->ghz, p->clock_from,
+                 p->flops_per_cycle, p->isa);
+}
 
-        op->linear_fwd(y, x, w, NULL, n, n, n);
-        t = now() - t;
-        if (t < best)
-            best = t;
+/* s seconds as H:MM:SS (hours not wrapped). */
+static void
+fmt_duration(char *out, size_t len, double s)
+{
+    long long t;
+
+    if (!(s >= 0) || s > 1e12) {
+        snprintf(out, len, "?");
+        return;
     }
-    op->release(x);
-    op->release(w);
-    op->release(y);
-    return 2.0 * n * n * n / best / 1e9;
+    t = llround(s);
+    snprintf(out, len, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+}
+
+/* Rank 0: the event files in --logging_dir (default output_dir/runs). */
+static void
+open_events(struct run *r)
+{
+    char err[1024], *dir;
+    const char *tb, *vdl;
+
+    if (r->event_targets == 0)
+        return;
+    if (r->a.logging_dir ? (dir = strdup(r->a.logging_dir)) == NULL
+                         : asprintf(&dir, "%s/runs", r->a.output_dir) < 0)
+        fatal("out of memory");
+    if (events_open(&r->events, r->event_targets, dir, r->st.global_step + 1,
+                    err, sizeof(err)) < 0)
+        fatal("%s", err);
+    tb = events_path(r->events, EVENTS_TENSORBOARD);
+    vdl = events_path(r->events, EVENTS_VISUALDL);
+    log_info("event files (tensorboard or visualdl --logdir %s):%s%s%s%s", dir,
+             tb ? " TensorBoard " : "", tb ? tb : "", vdl ? " VisualDL " : "",
+             vdl ? vdl : "");
+    free(dir);
+}
+
+/* A step's scalars to the event files; a file that cannot be written is
+ * reported once and left (training goes on). */
+static void
+report(struct run *r, int64_t step, const struct event_scalar *s, size_t n)
+{
+    char err[1024];
+
+    if (events_write(r->events, step, s, n, err, sizeof(err)) < 0)
+        fprintf(stderr, "train: warning: %s; no more events go to it\n", err);
+}
+
+/* The scalars of an evaluation of split `name` ("valid", "test"). */
+static void
+report_eval(struct run *r, const char *name, const struct losses *mean)
+{
+    char tags[3][64];
+    struct event_scalar s[3];
+    size_t n = 0;
+
+    snprintf(tags[0], sizeof(tags[0]), "%s/loss", name);
+    snprintf(tags[1], sizeof(tags[1]), "%s/lm_loss", name);
+    snprintf(tags[2], sizeof(tags[2]), "%s/sop_loss", name);
+    s[n++] = (struct event_scalar){ tags[0], mean->loss };
+    if (r->cfg.type == MODEL_ERNIE)
+        s[n++] = (struct event_scalar){ tags[1], mean->lm_loss };
+    if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
+        s[n++] = (struct event_scalar){ tags[2], mean->sop_loss };
+    report(r, r->st.global_step, s, n);
 }
 
 /* Model FLOPs of one training micro-batch: 3 x the forward's matrix
@@ -586,6 +652,67 @@ tp_all_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)
         fatal("tensor parallel: %s", c->error);
 }
 
+/* Whether path is a directory holding name. */
+static int
+dir_has(const char *path, const char *name)
+{
+    struct stat st;
+    char *f;
+    int yes;
+
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (asprintf(&f, "%s/%s", path, name) < 0)
+        fatal("out of memory");
+    yes = access(f, F_OK) == 0;
+    free(f);
+    return yes;
+}
+
+/* The tokenizer files every checkpoint carries (hf_tokenizer.h): ERNIE's
+ * vocabulary; GPT's byte-level BPE from --tokenizer_name_or_path or the
+ * model's directory, whose "<|endoftext|>" is also the config's bos and
+ * eos token. */
+static void
+tokenizer_files(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct model_config *c = &r->cfg;
+    const char *bpe = a->tokenizer_name_or_path;
+    char err[1024];
+
+    if (c->type == MODEL_ERNIE) {
+        if (hf_tokenizer_wordpiece(&r->tok, r->vocab_path, c->max_position, err,
+                                   sizeof(err)) < 0)
+            fatal("%s", err);
+        return;
+    }
+    if (bpe == NULL && dir_has(a->model_name_or_path, "vocab.json"))
+        bpe = a->model_name_or_path;
+    if (bpe == NULL) {
+        log_info("no tokenizer (give --tokenizer_name_or_path, the "
+                 "directory of vocab.json and merges.txt): the checkpoints "
+                 "will have no tokenizer files");
+    } else {
+        if (hf_tokenizer_bpe(&r->tok, bpe, c->max_position, err, sizeof(err)) <
+            0)
+            fatal("%s", err);
+        if (r->tok.n_tokens > (size_t)c->vocab_size)
+            fatal("vocab '%s' has %zu tokens but the model config '%s' only "
+                  "%d (vocab_size)",
+                  r->tok.files[0].src, r->tok.n_tokens, r->config_path,
+                  c->vocab_size);
+        if (r->tok.eos_id >= 0)
+            c->bos_token_id = c->eos_token_id = r->tok.eos_id;
+    }
+    /* An id outside the vocabulary (GPT-2's 50256 in a small model's
+     * config) is no token: written null. */
+    if (c->bos_token_id >= c->vocab_size)
+        c->bos_token_id = -1;
+    if (c->eos_token_id >= c->vocab_size)
+        c->eos_token_id = -1;
+}
+
 static void
 setup(struct run *r)
 {
@@ -619,6 +746,9 @@ setup(struct run *r)
         fatal("--device cuda: this build has no CUDA backend yet");
     if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
         usage_error("--device must be cpu, cuda or auto");
+    if (events_parse_targets(a->report_to, &r->event_targets, err,
+                             sizeof(err)) < 0)
+        usage_error("%s", err);
 
     r->config_path = file_in(a->model_name_or_path, "config.json");
     model_config_from_args(&r->cfg, a, r->config_path);
@@ -634,6 +764,7 @@ setup(struct run *r)
                   r->vocab_path, r->vocab.n_base, r->config_path,
                   r->cfg.vocab_size);
     }
+    tokenizer_files(r);
     if (a->max_seq_len > r->cfg.max_position)
         fatal("--max_seq_len %d exceeds the model's %d positions (%s)",
               a->max_seq_len, r->cfg.max_position, r->config_path);
@@ -727,7 +858,14 @@ setup(struct run *r)
     r->adam.eps = a->adam_epsilon;
     r->adam.weight_decay = a->weight_decay;
     r->adam.grad_clip = a->grad_clip;
-    r->peak_gflops = a->peak_gflops > 0 ? a->peak_gflops : measure_gflops(op);
+    r->peak_gflops = a->peak_gflops;
+    if (r->peak_gflops <= 0) {
+        /* The processor's FP32 peak (the same every run), not a timing. */
+        if (peak_cpu(omp_get_max_threads(), &r->cpu_peak) < 0)
+            fatal("cannot tell this CPU's peak from /proc/cpuinfo: give "
+                  "--peak_gflops");
+        r->peak_gflops = r->cpu_peak.gflops;
+    }
 }
 
 /* Sharding: a whole-table optimizer holding every rank's moments, for
@@ -892,8 +1030,9 @@ save(struct run *r, const char *name, int keep_backup)
     if (r->comm->rank == 0) { /* the same weights and moments everywhere */
         if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
             fatal("out of memory");
-        if (ckpt_save(dir, m, m == r->m ? o : &w.opt, &r->st, r->args_json,
-                      r->vocab_path, keep_backup, err, sizeof(err)) < 0)
+        if (ckpt_save_files(dir, m, m == r->m ? o : &w.opt, &r->st,
+                            r->args_json, r->tok.files, r->tok.n_files,
+                            keep_backup, err, sizeof(err)) < 0)
             fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
                   dir, err);
         log_info("saved %s", dir);
@@ -933,23 +1072,41 @@ replicas_sum(struct run *r, double *x, size_t n, int64_t step)
         fatal("global step %lld: %s", (long long)step, r->comm->error);
 }
 
+/* Seconds between the progress lines of an evaluation. */
+#define EVAL_PROGRESS_SECONDS 10.0
+
 /* Evaluate `iters` micro-batches of a split on each rank, continuing its
  * loader (each data-parallel rank reads its slice, as in training); the
- * losses are averaged over every rank's micro-batches. */
+ * losses are averaged over every rank's micro-batches.  announce: say
+ * what is evaluated before starting (the long test evaluation); a line
+ * every EVAL_PROGRESS_SECONDS tells how far it is. */
 static void
-evaluate(struct run *r, struct loader *l, const char *name, int iters)
+evaluate(struct run *r, struct loader *l, const char *name, int iters,
+         int announce)
 {
     struct losses sum = { 0, 0, 0 }, L;
     struct forward_opts fo = { 0, 0, 0.0f };
     struct batch b;
-    char err[1024];
-    double t0 = now(), sums[4];
+    char err[1024], eta[32];
+    double t0 = now(), t_said = t0, sums[4], dt;
     int n = 0;
 
+    if (announce)
+        log_info("%s step %lld: evaluating the %s split, %d micro-batches of "
+                 "%d sequences",
+                 name, (long long)r->st.global_step, name, iters * r->replicas,
+                 r->a.micro_batch_size);
     model_use_slot(r->m, 0);
     for (int i = 0; i < iters; i++) {
         struct comm *c = r->comm;
 
+        if (i > 0 && now() - t_said >= EVAL_PROGRESS_SECONDS) {
+            t_said = now();
+            fmt_duration(eta, sizeof(eta), (t_said - t0) / i * (iters - i));
+            log_info("%s step %lld: %d of %d micro-batches, %.0f s, eta: %s",
+                     name, (long long)r->st.global_step, i * r->replicas,
+                     iters * r->replicas, t_said - t0, eta);
+        }
         if (loader_next(l, &b))
             break;
         /* Pipeline: each stage passes its output on (no backward). */
@@ -983,11 +1140,18 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters)
         return;
     }
     /* batch: the micro-batches of every rank. */
+    dt = now() - t0;
     log_info("%s step %lld, batch: %d, loss: %.6f, lm_loss: %.6f, sop_loss: "
-             "%.6f, ips: %.0f seqs/s",
+             "%.6f, ips: %.0f seqs/s, time: %.1f s",
              name, (long long)r->st.global_step, n, sum.loss / n,
-             sum.lm_loss / n, sum.sop_loss / n,
-             n * r->a.micro_batch_size / (now() - t0));
+             sum.lm_loss / n, sum.sop_loss / n, n * r->a.micro_batch_size / dt,
+             dt);
+    if (r->events) {
+        struct losses mean = { sum.loss / n, sum.lm_loss / n,
+                               sum.sop_loss / n };
+
+        report_eval(r, name, &mean);
+    }
     if (r->jsonl) {
         fprintf(r->jsonl,
                 "{\"%s_step\": %lld, \"loss\": %.9g, \"lm_loss\": %.9g, "
@@ -1472,9 +1636,10 @@ train_loop(struct run *r)
         /* What the step sent for the gradients and the update, per rank
          * (ring-algorithm bytes: docs/parallel.md's formulas). */
         comm_sent = comm_sent_total(r->comm) - comm_sent;
-        if (first_step) {
-            log_info("communication per step: %.3f MB sent per rank",
-                     comm_sent / 1e6);
+        if (first_step) { /* (one rank sends nothing: no line) */
+            if (g_world > 1)
+                log_info("communication per step: %.3f MB sent per rank",
+                         comm_sent / 1e6);
             first_step = 0;
         }
         r->st.global_step = step;
@@ -1496,21 +1661,43 @@ train_loop(struct run *r)
             double speed = logged / dt, ips = speed * r->gbs;
             double tps = ips * a->max_seq_len;
             double mfu = r->flops / dt / (r->peak_gflops * 1e9);
+            char eta[32];
 
+            /* The steps left at the recent step time (evaluation and
+             * saving not counted). */
+            fmt_duration(eta, sizeof(eta), (a->max_steps - step) / speed);
             if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
                 log_info("global step %lld, loss: %.6f, lm_loss: %.6f, "
                          "sop_loss: %.6f, speed: %.2f steps/s, ips: %.2f "
                          "seqs/s, learning rate: %.5e, tokens/s: %.0f, "
-                         "mfu: %.1f%%, grad_norm: %.4f",
+                         "mfu: %.1f%%, grad_norm: %.4f, eta: %s",
                          (long long)step, acc.loss / n, acc.lm_loss / n,
-                         acc.sop_loss / n, speed, ips, lr, tps, 100 * mfu,
-                         norm);
+                         acc.sop_loss / n, speed, ips, lr, tps, 100 * mfu, norm,
+                         eta);
             else
                 log_info("global step %lld, loss: %.6f, speed: %.2f steps/s, "
                          "ips: %.2f seqs/s, learning rate: %.5e, tokens/s: "
-                         "%.0f, mfu: %.1f%%, grad_norm: %.4f",
+                         "%.0f, mfu: %.1f%%, grad_norm: %.4f, eta: %s",
                          (long long)step, acc.loss / n, speed, ips, lr, tps,
-                         100 * mfu, norm);
+                         100 * mfu, norm, eta);
+            if (r->events) {
+                struct event_scalar sc[] = {
+                    { "train/loss", acc.loss / n },
+                    { "train/learning_rate", lr },
+                    { "train/grad_norm", norm },
+                    { "train/steps_per_second", speed },
+                    { "train/samples_per_second", ips },
+                    { "train/tokens_per_second", tps },
+                    { "train/mfu", mfu },
+                    { "train/lm_loss", acc.lm_loss / n },
+                    { "train/sop_loss", acc.sop_loss / n },
+                };
+                size_t k = r->cfg.type == MODEL_GPT ? 7
+                           : r->cfg.binary_head     ? 9
+                                                    : 8;
+
+                report(r, step, sc, k);
+            }
             if (r->jsonl) {
                 fprintf(r->jsonl,
                         "{\"global_step\": %lld, \"loss\": %.9g, "
@@ -1534,7 +1721,8 @@ train_loop(struct run *r)
             double t_aside = now();
 
             if (step % a->eval_freq == 0 && a->eval_iters > 0)
-                evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate);
+                evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate,
+                         0);
             if (step % a->checkpoint_steps == 0 || step == a->max_steps)
                 save(r, "model_last", 1);
             if (step % a->save_steps == 0 || step == a->max_steps) {
@@ -1553,7 +1741,7 @@ train_loop(struct run *r)
                     a->micro_batch_size, a->max_seq_len, max_masked(a));
         test.dp_rank = (uint32_t)r->replica;
         test.dp_world = (uint32_t)r->replicas;
-        evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate);
+        evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate, 1);
         loader_release(&test);
     }
 }
@@ -1585,12 +1773,11 @@ main(int argc, char **argv)
     if (g_rank == 0)
         args_print(&r.a, stderr, "");
     log_info("model: %s, %zu parameters, %.1f MB of activations; "
-             "accumulate %d micro-batches; device cpu (%s), SGEMM %.1f "
-             "GFLOP/s%s",
+             "accumulate %d micro-batches; device cpu (%s)",
              r.cfg.type == MODEL_GPT ? "gpt" : "ernie", model_table(r.m)->total,
              model_activation_bytes(r.m) / 1e6, r.accumulate,
-             model_ops(r.m)->name, r.peak_gflops,
-             r.a.peak_gflops > 0 ? " (given)" : " (measured: the MFU peak)");
+             model_ops(r.m)->name);
+    log_peak(&r);
     log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
              "x data parallel %d x pipeline %d, this rank's data slice %d",
              g_world, r.comm->name, r.tp, r.sh, r.a.sharding_stage, r.dp, r.pp,
@@ -1650,11 +1837,13 @@ main(int argc, char **argv)
         r.jsonl = fopen(log_path, "a");
         if (r.jsonl == NULL)
             fatal("cannot open %s: %s", log_path, strerror(errno));
+        open_events(&r);
     }
     free(log_path);
     train_loop(&r);
     if (r.jsonl)
         fclose(r.jsonl);
+    events_close(r.events);
     loader_release(&r.train);
     loader_release(&r.valid);
     optim_release(&r.opt);
@@ -1664,6 +1853,7 @@ main(int argc, char **argv)
     ds_corpus_close(r.corpus);
     free(r.args_json);
     free(r.vocab_path);
+    hf_tokenizer_release(&r.tok);
     free(r.config_path);
     free(r.shard_off);
     free(r.clip_off);

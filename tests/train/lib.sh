@@ -63,7 +63,7 @@ cat >"$work/ernie-run.json" <<EOF
 EOF
 cat >"$work/gpt-run.json" <<EOF
 {"model_type": "gpt", "model_name_or_path": "$work/gpt.json",
- "input_dir": "$work/wiki", "max_seq_len": 64, "micro_batch_size": 4,
+ "tokenizer_name_or_path": "$work/bpe", "input_dir": "$work/wiki", "max_seq_len": 64, "micro_batch_size": 4,
  "global_batch_size": 8, "max_lr": 5e-3, "min_lr": 5e-4,
  "warmup_rate": 0.1, "decay_steps": 0, "weight_decay": 0.01,
  "grad_clip": 1.0, "logging_freq": 1, "eval_freq": 5, "eval_iters": 1,
