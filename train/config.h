@@ -43,6 +43,17 @@ struct config_err {
 /* config_defaults: ErnieConfig's / GPT2Config's defaults for type. */
 void config_defaults(struct model_config *c, enum model_type type);
 
+struct json_object;
+
+/* config_json_object: the JSON object held by the file at path (strict
+ * JSON, only white space after it, at most 16 MB).  Returns it (release
+ * with json_object_put()) or NULL with err naming the file and what is
+ * wrong: "cannot open 'x': No such file or directory", "cannot read 'x':
+ * Is a directory", "'x': not valid JSON at byte N: ...", "'x': the JSON
+ * is array, not an object". */
+struct json_object *config_json_object(const char *path,
+                                       struct config_err *err);
+
 /* config_read_json: read a config.json into c (keys missing from the file
  * keep c's values).  Accepts PaddleNLP ERNIE keys (sent_type_vocab_size,
  * task_type_vocab_size, use_task_id, hidden_act "gelu"/"relu"), Hugging
