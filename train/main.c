@@ -685,6 +685,22 @@ check_paths(struct run *r)
                  names);
     }
     ds_corpus_list_release(&l);
+    if (a->continue_training) { /* the weights (unless model_last wins) */
+        char *w = file_in(a->model_name_or_path, "model.safetensors"), *last;
+
+        if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
+            fatal("out of memory");
+        if (access(last, F_OK) != 0) {
+            struct st_file *f;
+            struct st_err se;
+
+            if (st_open(&f, w, &se) < 0)
+                fatal("--continue_training: %s", se.msg);
+            st_close(f);
+        }
+        free(last);
+        free(w);
+    }
     check_dir("--output_dir", a->output_dir);
     if (a->cache_dir != NULL)
         check_dir("--cache_dir", a->cache_dir);
@@ -1555,12 +1571,17 @@ stop_signal(struct run *r)
 static int
 stop_run(struct run *r, int sig)
 {
+    const char *name = sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM";
+
+    if (r->st.global_step == 0) {
+        log_info("%s received: stopping before the first step", name);
+        return sig;
+    }
     if (r->st.global_step > r->saved_last)
         save(r, "model_last", 1);
     log_info("%s received: stopping after global step %lld, which %s/"
              "model_last holds; the same command resumes the run",
-             sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM",
-             (long long)r->st.global_step, r->a.output_dir);
+             name, (long long)r->st.global_step, r->a.output_dir);
     return sig;
 }
 
