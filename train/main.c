@@ -1894,6 +1894,8 @@ main(int argc, char **argv)
     model_free(r.m);
     ds_corpus_close(r.corpus);
     free(r.args_json);
+    tok_vocab_free(r.vocab.v);
+    free(r.vocab.tokens);
     free(r.vocab_path);
     free(r.config_path);
     free(r.shard_off);
