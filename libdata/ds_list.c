@@ -149,56 +149,28 @@ out:
 static char *
 read_list_file(const char *path, struct ds_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
+    struct ds_map m;
+    char *text;
 
-    if (f == NULL) {
-        ds_err_set(err, DS_EIO, "cannot open corpus list '%s': %s", path,
-                   strerror(errno));
+    if (ds_map_file(path, &m, err) < 0)
+        return NULL;
+    if (m.len > LIST_FILE_MAX || (m.len > 0 && memchr(m.p, '\0', m.len))) {
+        ds_err_set(err, DS_EINVAL, "corpus list '%s' %s", path,
+                   m.len > LIST_FILE_MAX ? "is larger than 16 MB"
+                                         : "holds a NUL byte");
+        ds_unmap(&m);
         return NULL;
     }
-    for (;;) {
-        size_t got;
-
-        if (cap - n < 4096) {
-            char *b;
-
-            cap = cap ? 2 * cap : 8192;
-            if (cap > LIST_FILE_MAX) {
-                ds_err_set(err, DS_EINVAL,
-                           "corpus list '%s' is larger than %u bytes", path,
-                           LIST_FILE_MAX);
-                goto fail;
-            }
-            if ((b = (char *)realloc(buf, cap)) == NULL) {
-                ds_err_nomem(err);
-                goto fail;
-            }
-            buf = b;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        ds_err_set(err, DS_EIO, "cannot read corpus list '%s': %s", path,
-                   strerror(errno));
-        goto fail;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    if (strlen(buf) != n) {
-        ds_err_set(err, DS_EINVAL, "corpus list '%s' holds a NUL byte", path);
-        free(buf);
+    if ((text = (char *)malloc(m.len + 1)) == NULL) {
+        ds_unmap(&m);
+        ds_err_nomem(err);
         return NULL;
     }
-    return buf;
-fail:
-    fclose(f);
-    free(buf);
-    return NULL;
+    if (m.len > 0)
+        memcpy(text, m.p, m.len);
+    text[m.len] = '\0';
+    ds_unmap(&m);
+    return text;
 }
 
 /* ------------------------------------------------------------------------ */

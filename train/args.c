@@ -816,17 +816,6 @@ args_release(struct train_args *a)
 /* ------------------------------------------------------------------------ */
 /* Printing                                                                  */
 
-/* The shortest decimal form of a finite x that reads back as x. */
-static void
-shortest(char *buf, size_t cap, double x)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
-
 static void
 value_text(const struct train_args *a, const struct spec *s, char *buf,
            size_t len)
@@ -842,7 +831,7 @@ value_text(const struct train_args *a, const struct spec *s, char *buf,
         snprintf(buf, len, "%d", *(const int *)p);
         break;
     case K_DBL:
-        shortest(buf, len, *(const double *)p);
+        config_format_double(buf, len, *(const double *)p);
         break;
     case K_BOOL:
         snprintf(buf, len, "%s", *(const int *)p ? "True" : "False");
@@ -883,7 +872,7 @@ args_to_json(const struct train_args *a)
             v = json_object_new_int(*(const int *)p);
             break;
         case K_DBL:
-            shortest(num, sizeof(num), *(const double *)p);
+            config_format_double(num, sizeof(num), *(const double *)p);
             v = json_object_new_double_s(*(const double *)p, num);
             break;
         case K_BOOL:

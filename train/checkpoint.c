@@ -356,17 +356,6 @@ out:
     return rc;
 }
 
-/* The shortest decimal form of a finite x that reads back as x. */
-static void
-shortest_double(char *buf, size_t cap, double x)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
-
 /* Parse s strictly as one JSON value; NULL with why set on failure. */
 static struct json_object *
 parse_json(const char *s, size_t len, char *why, size_t whylen)
@@ -438,7 +427,7 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
     } else {
         args = json_object_new_object();
     }
-    shortest_double(lr, sizeof(lr), s->learning_rate);
+    config_format_double(lr, sizeof(lr), s->learning_rate);
     if (j == NULL || args == NULL ||
         json_object_object_add(j, "format",
                                json_object_new_string(CKPT_STATE_FORMAT)) ||

@@ -561,6 +561,16 @@ config_check(const struct model_config *c, struct config_err *err)
 
 /* ------------------------------------------------------------ writing */
 
+void
+config_format_double(char *buf, size_t cap, double x)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
 /* The shortest decimal that reads back as exactly x. */
 static void
 float_str(char buf[32], float x)

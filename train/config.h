@@ -70,6 +70,11 @@ int config_read_json(struct model_config *c, const char *path,
  * by heads, ...).  Returns 0 or -1 with err saying what is wrong. */
 int config_check(const struct model_config *c, struct config_err *err);
 
+/* config_format_double: the shortest decimal form of a finite x that
+ * reads back as x ("%.17g" would print 0.9 as 0.90000000000000002), into
+ * buf[0..cap) (32 bytes are enough). */
+void config_format_double(char *buf, size_t cap, double x);
+
 /* config_write_json: write c as a Hugging Face config.json that
  * transformers' ErnieConfig / GPT2Config load ("architectures",
  * "model_type" "ernie" / "gpt2", and every field above under its HF

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +13,6 @@
 
 #include "runlog.h"
 #include "banned.h"
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Whether the line line[0..len) stays in a log resumed at step. */
 static bool
@@ -73,10 +60,12 @@ runlog_trim(const char *path, int64_t step, size_t *dropped, char *err,
 
     if (dropped != NULL)
         *dropped = 0;
-    if (in == NULL)
-        return errno == ENOENT ? 0
-                               : fail(err, errlen, "cannot open '%s': %s", path,
-                                      strerror(errno));
+    if (in == NULL && errno == ENOENT)
+        return 0;
+    if (in == NULL) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
     while ((len = getline(&line, &cap, in)) >= 0) {
         size_t l = (size_t)len;
 
@@ -93,7 +82,7 @@ runlog_trim(const char *path, int64_t step, size_t *dropped, char *err,
             char *k = (char *)realloc(kept, c);
 
             if (k == NULL) {
-                fail(err, errlen, "'%s': out of memory", path);
+                snprintf(err, errlen, "'%s': out of memory", path);
                 goto out;
             }
             kept = k;
@@ -104,7 +93,7 @@ runlog_trim(const char *path, int64_t step, size_t *dropped, char *err,
         n_kept += l + 1;
     }
     if (ferror(in)) {
-        fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         goto out;
     }
     if (n_dropped == 0) {
@@ -113,23 +102,23 @@ runlog_trim(const char *path, int64_t step, size_t *dropped, char *err,
     }
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
         (int)sizeof(tmp)) {
-        fail(err, errlen, "'%s': path too long", path);
+        snprintf(err, errlen, "'%s': path too long", path);
         goto out;
     }
     out = fopen(tmp, "wb");
     if (out == NULL) {
-        fail(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+        snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
         goto out;
     }
     if ((n_kept > 0 && fwrite(kept, 1, n_kept, out) != n_kept) ||
         fflush(out) != 0 || fsync(fileno(out)) != 0) {
-        fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
         fclose(out);
         unlink(tmp);
         goto out;
     }
     if (fclose(out) != 0 || rename(tmp, path) != 0) {
-        fail(err, errlen, "cannot replace '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot replace '%s': %s", path, strerror(errno));
         unlink(tmp);
         goto out;
     }
