@@ -543,7 +543,7 @@ int ds_mapping_load(struct ds_mapping **out, const char *path,
  * split, p) if it is valid, else ds_mapping_build() and ds_mapping_save()
  * (replacing a stale or corrupt file).  *built says which (may be NULL).
  * The build happens once per node: a miss takes an exclusive flock(2) on
- * "<name>.lock" (created 0644, never deleted), loads again (another
+ * "<name>.lock" (created 0644, removed by the builder), loads again (another
  * process may have just built it) and builds and saves only if still
  * missing or stale; processes that waited load its file (*built 0).
  * Where no lock can be had (directory not writable, flock() failing with
@@ -609,7 +609,8 @@ struct ds_gpt;
  * prefix, name, num_samples, seq_len, seed, split).  The strings must be
  * the ones the trainer gives GPTDataset for the two sides to share files. */
 struct ds_gpt_cache {
-    const char *dir;         /* NULL: dirname(data_prefix)/index-cache */
+    const char *dir;         /* NULL: dirname(data_prefix)/index-cache;
+                                else read from there too, built in dir */
     const char *data_prefix; /* the dataset's prefix as the trainer names it */
     const char *name;        /* "train", "valid" or "test" */
     const char *split;       /* the --split string, e.g. "949,50,1" */
@@ -621,8 +622,11 @@ struct ds_gpt_cache {
  * and the parameters are read (see ds_gpt_from_cache()); otherwise, or if
  * they are corrupt or stale, the arrays are built and written there, each
  * file as a temporary renamed into place (the directory is created).
+ * With dir set, complete files in dirname(data_prefix)/index-cache are
+ * read too, as PaddleNLP's and Megatron-LM's data_cache_path (those
+ * look there first); a miss builds in dir.
  * Once per node: a miss takes an exclusive flock(2) on "<md5>.dsc.lock"
- * (created 0644, never deleted), reads the cache again and builds only if
+ * (created 0644, removed by the builder), reads the cache again and builds only if
  * it is still missing or stale; processes that waited read the files the
  * first one wrote (ds_gpt_from_cache() 1).  Where no lock can be had
  * (directory not writable, flock() failing with ENOLCK or EOPNOTSUPP),
@@ -702,16 +706,56 @@ struct ds_corpus_opts {
     struct ds_ernie_opts ernie; /* ERNIE only; max_seq_len, seed ignored */
 };
 
+/* The corpora of a --input_dir, as ds_corpus_list_parse() reads it. */
+struct ds_corpus_list {
+    size_t n;        /* corpora, at least 1 */
+    char **prefixes; /* their dataset prefixes (owned) */
+    double *weights; /* their weights as given; 1 where none is */
+    int weighted;    /* blended: a weight list, or a directory of several */
+    int from_dir;    /* the spec named a directory */
+};
+
+/* ds_corpus_list_parse: the corpora of PaddleNLP's --input_dir spec, each
+ * checked to exist (both files of one of the two formats):
+ *
+ *   - a path that exists as given: a directory, or a dataset prefix
+ *     (blanks and all);
+ *   - "@FILE": the list held in FILE (the words below, any white space
+ *     between them, '#' to the end of a line a comment);
+ *   - otherwise words separated by blanks, quoted as a POSIX shell quotes
+ *     them ('...' literal; "..." where \" and \\ are escapes; a backslash
+ *     outside quotes escapes the next character): one word is a directory
+ *     or a prefix; more are PaddleNLP's weight list "w1 prefix1 w2 prefix2
+ *     ...", weights positive decimal numbers, prefixes not directories.
+ *
+ * A directory stands for every dataset in it, as PaddleNLP's
+ * get_train_data_file() lists them: each "<base>.idx" with its
+ * "<base>.bin" and each "<base>_idx.npz" with its "<base>_ids.npy" (one
+ * prefix however many forms), sorted by name (byte order), the prefix
+ * os.path.join(dir, base); one dataset is used alone, several are blended
+ * with weight 1 each.  Release with ds_corpus_list_release() (also after
+ * a failure).  Returns 0; DS_EINVAL (an empty spec or list file, an
+ * unterminated quote, a weight that is not a positive number, a weight
+ * without its prefix, a directory in a weight list, a directory without
+ * datasets, more than 32767 corpora); DS_EIO (a dataset or a file of its
+ * pair missing, an unreadable directory or list file: err names it);
+ * DS_ENOMEM. */
+int ds_corpus_list_parse(struct ds_corpus_list *l, const char *spec,
+                         struct ds_err *err);
+
+/* ds_corpus_list_release: free the list; a zeroed list is fine. */
+void ds_corpus_list_release(struct ds_corpus_list *l);
+
 /* A list of corpora opened for training. */
 struct ds_corpus;
 
 /* ds_corpus_open: open the corpora of spec and build every split.
  *
- * spec is PaddleNLP's --input_dir list: one prefix ("data/wudao"), or
- * "w1 prefix1 w2 prefix2 ..." separated by blanks, weights positive
- * decimal numbers (prefixes cannot contain blanks).  With a single prefix
- * each split is that corpus's samples.  With a weight list (even of one
- * pair) the weights are normalized (sequential sum), corpus i is built
+ * spec is PaddleNLP's --input_dir list, read by ds_corpus_list_parse():
+ * one prefix ("data/wudao"), a directory of datasets, or "w1 prefix1 w2
+ * prefix2 ...".  With a single prefix each split is that corpus's
+ * samples.  With a weight list (even of one pair) the weights are
+ * normalized (sequential sum), corpus i is built
  * with ceil(n_samples[k] * w_i * 1.005) samples for split k, and split k
  * is the blend (ds_blend_build, weights normalized again) of the corpora's
  * split k, of size: ERNIE, the sum of their mapping lengths; GPT, the
@@ -732,15 +776,20 @@ struct ds_corpus;
  * ERNIE: the mapping is ds_mapping_get() with max_num_samples
  * n_samples[k], unbounded epochs, L = max_seq_len - 3, min_num_sent 2
  * with ernie.binary_head else 1, cached as "<prefix>_<split>_indexmap_..."
- * beside the data, or in cache_dir under the prefix's base name.  As in
+ * beside the data; with cache_dir, a valid file beside the data is read,
+ * and otherwise the file of the prefix's base name in cache_dir is read or
+ * built (the directory is created, one level).  As in
  * build_mapping, a document with two or more sentences one of which is
  * longer than 512 tokens yields no sample (ds_corpus_n_skipped() counts
  * those, and the documents with too few sentences); a sentence longer
  * than max_seq_len - 3 in a kept document is cut by the truncation (the
  * sample's `truncated`).  vocab_tokens, n_tokens and n_base are as for
  * ds_ernie_ctx_new().  GPT: ds_gpt_build() with seq_len = max_seq_len,
- * cached in cache_dir or dirname(prefix)/index-cache; vocab_tokens may
- * be NULL.
+ * cached in dirname(prefix)/index-cache or (read from there too) in
+ * cache_dir; vocab_tokens may be NULL.  Before anything is built, what
+ * interrupted builds left in those places is removed (ds_cache_clean():
+ * lock files nobody holds, temporaries of processes gone); see
+ * ds_corpus_n_stale().
  *
  * Free with ds_corpus_close().  Returns 0; DS_EINVAL (a bad spec: a
  * missing prefix after a weight, a weight that is not a positive number,
@@ -782,6 +831,10 @@ uint64_t ds_corpus_n_skipped(const struct ds_corpus *c, size_t i,
 /* ds_corpus_n_built: how many of the per-corpus split indexes were built
  * by ds_corpus_open() rather than read from the cache. */
 size_t ds_corpus_n_built(const struct ds_corpus *c);
+
+/* ds_corpus_n_stale: how many stale lock files and temporaries of index
+ * caches ds_corpus_open() removed. */
+size_t ds_corpus_n_stale(const struct ds_corpus *c);
 
 /* One fetched sample, in buffers the caller owns (one per thread, reused
  * for every sample).  kind says which part is filled. */

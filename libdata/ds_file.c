@@ -314,32 +314,3 @@ ds_fsync_dir(const char *path)
     }
     free(dir);
 }
-
-int
-ds_cache_lock(const char *path)
-{
-    char *name = ds_path_cat(path, ".lock", NULL);
-    int fd;
-
-    if (name == NULL)
-        return -1;
-    fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) /* another user's lock file: flock() needs no write access */
-        fd = open(name, O_RDONLY | O_CLOEXEC);
-    free(name);
-    if (fd < 0)
-        return -1;
-    while (flock(fd, LOCK_EX) < 0)
-        if (errno != EINTR) { /* ENOLCK, EOPNOTSUPP: go on unlocked */
-            close(fd);
-            return -1;
-        }
-    return fd;
-}
-
-void
-ds_cache_unlock(int fd)
-{
-    if (fd >= 0)
-        close(fd); /* releases the flock */
-}

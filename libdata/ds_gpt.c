@@ -617,6 +617,25 @@ cache_try_load(struct ds_gpt *g, const struct ds_dataset *d,
     return cache_load(g, d, cn, NULL) == 0;
 }
 
+/* With a cache directory, the files PaddleNLP and Megatron-LM look for
+ * first: those of dirname(data_prefix)/index-cache (read, never built). */
+static bool
+beside_try_load(struct ds_gpt *g, const struct ds_dataset *d,
+                const struct ds_gpt_cache *c, uint64_t num_samples,
+                uint32_t seq_len, uint64_t seed)
+{
+    struct ds_gpt_cache beside = *c;
+    struct cache_names cn;
+    bool ok;
+
+    beside.dir = NULL;
+    if (cache_names_init(&cn, &beside, num_samples, seq_len, seed, NULL) < 0)
+        return false;
+    ok = cache_try_load(g, d, &cn);
+    cache_names_release(&cn);
+    return ok;
+}
+
 /* os.makedirs(data_cache_dir, exist_ok=True), one level: the directory
  * of path. */
 static int
@@ -773,7 +792,9 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
             free(g);
             return rc;
         }
-        if (cache_try_load(g, d, &cn)) {
+        if (cache_try_load(g, d, &cn) ||
+            (cache->dir != NULL &&
+             beside_try_load(g, d, cache, num_samples, seq_len, seed))) {
             g->from_cache = true;
             cache_names_release(&cn);
             *out = g;
@@ -786,7 +807,7 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
         (void)cache_mkdir(cn.path[0], NULL);
         lock = ds_cache_lock(cn.path[0]);
         if (lock >= 0 && cache_try_load(g, d, &cn)) {
-            ds_cache_unlock(lock);
+            ds_cache_unlock(lock, cn.path[0]);
             g->from_cache = true;
             cache_names_release(&cn);
             *out = g;
@@ -797,7 +818,7 @@ ds_gpt_build(struct ds_gpt **out, const struct ds_dataset *d,
     if (rc == 0 && cache != NULL)
         rc = cache_store(g, &cn, err);
     if (cache != NULL) {
-        ds_cache_unlock(lock);
+        ds_cache_unlock(lock, cn.path[0]);
         cache_names_release(&cn);
     }
     if (rc < 0) {

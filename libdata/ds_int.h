@@ -275,17 +275,33 @@ void ds_unmap(struct ds_map *m);
 /* ds_fsync_dir: fsync the directory that holds path (best effort). */
 void ds_fsync_dir(const char *path);
 
+/* ------------------------------------------------------------------------ */
+/* Index cache locks (ds_cache.c)                                            */
+
 /* ds_cache_lock: an exclusive flock(2) on "<path>.lock" (created 0644 if
- * missing, never deleted: deleting a lock file races with its next user),
- * waiting while another process holds it, so that the processes of one
- * node building the same cache build it once.  Returns the lock's
+ * missing), waiting while another process holds it, so that the processes
+ * of one node building the same cache build it once.  The holder removes
+ * the lock file when done (ds_cache_unlock()); a process that waited then
+ * holds a lock on a file no longer there, sees it (the inode at the path
+ * is not its own) and locks the path anew.  Returns the lock's
  * descriptor, or -1 where no lock can be had (the directory is not
  * writable, flock() fails with ENOLCK or EOPNOTSUPP as on some network
  * file systems, no memory): the caller then goes on unlocked, as before
  * there was a lock, and temp + rename keeps the cache whole. */
 int ds_cache_lock(const char *path);
 
-/* ds_cache_unlock: release a ds_cache_lock() descriptor; -1 is fine. */
-void ds_cache_unlock(int fd);
+/* ds_cache_unlock: remove "<path>.lock" (while still holding it) and
+ * release a ds_cache_lock() descriptor; fd -1 is a no-op. */
+void ds_cache_unlock(int fd, const char *path);
+
+/* ds_cache_clean: remove from directory dir what interrupted index-cache
+ * builds left: lock files nobody holds ("<cache>.lock") and temporaries
+ * ("<cache>.tmp.<pid>") of processes gone (not alive on this host) whose
+ * lock nobody holds.  The caches are ERNIE samples mappings whose name
+ * begins "<base>_" (base NULL: none) and, with gpt, the md5-named GPT
+ * files.  Adds the number removed to *n_removed.  Best effort: what
+ * cannot be removed stays. */
+void ds_cache_clean(const char *dir, const char *base, bool gpt,
+                    size_t *n_removed);
 
 #endif /* DS_INT_H */

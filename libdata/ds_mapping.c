@@ -608,7 +608,7 @@ ds_mapping_get(struct ds_mapping **out, const char *prefix, const char *split,
     lock = ds_cache_lock(name);
     if (lock >= 0 &&
         ds_mapping_load(out, name, docs, n_docs, n_sizes, p, NULL) == 0) {
-        ds_cache_unlock(lock);
+        ds_cache_unlock(lock, name);
         free(name);
         return 0;
     }
@@ -619,7 +619,7 @@ ds_mapping_get(struct ds_mapping **out, const char *prefix, const char *split,
         ds_mapping_free(*out);
         *out = NULL;
     }
-    ds_cache_unlock(lock);
+    ds_cache_unlock(lock, name);
     free(name);
     return rc;
 }

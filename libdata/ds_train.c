@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ds_train.c: the training datasets the trainer reads (ernie-data.md 7.2,
- * 7.4, 7.8): a corpus list from PaddleNLP's --input_dir weight string,
+ * 7.4, 7.8): a corpus list from PaddleNLP's --input_dir (ds_list.c),
  * split by document, one samples index per corpus and split (ERNIE
  * mapping or GPT arrays, cached), blended when weighted, and the
  * DistributedBatchSampler order of global sample indices.  It only wires
@@ -41,6 +41,7 @@ struct ds_corpus {
     size_t n_parts;
     int blended;
     size_t n_built;
+    size_t n_stale; /* stale locks and temporaries removed */
     uint64_t n[3];
     uint16_t *bidx[3]; /* blended: dataset_index */
     int64_t *bsidx[3]; /* blended: dataset_sample_index */
@@ -49,108 +50,29 @@ struct ds_corpus {
 /* ------------------------------------------------------------------------ */
 /* The spec string                                                          */
 
-static int
-is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-           c == '\f';
-}
-
-/* Split spec into words: *words is one malloc'd block (array then text). */
-static int
-spec_words(const char *spec, char ***words, size_t *n, struct ds_err *err)
-{
-    size_t len = strlen(spec), cnt = 0;
-    char **w;
-    char *text;
-
-    for (size_t i = 0; i < len; i++)
-        if (!is_blank(spec[i]) && (i == 0 || is_blank(spec[i - 1])))
-            cnt++;
-    if (cnt == 0)
-        return ds_err_set(err, DS_EINVAL, "corpus list: empty spec");
-    w = (char **)malloc(cnt * sizeof(char *) + len + 1);
-    if (w == NULL)
-        return ds_err_nomem(err);
-    text = (char *)(w + cnt);
-    memcpy(text, spec, len + 1);
-    cnt = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (is_blank(text[i]))
-            text[i] = '\0';
-        else if (i == 0 || text[i - 1] == '\0')
-            w[cnt++] = text + i;
-    }
-    *words = w;
-    *n = cnt;
-    return 0;
-}
-
-static int
-parse_weight(const char *s, double *out, struct ds_err *err)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno != 0 || !isfinite(v))
-        return ds_err_set(err, DS_EINVAL,
-                          "corpus list: weight '%s' is not a number (the "
-                          "list is \"w1 prefix1 w2 prefix2 ...\")",
-                          s);
-    if (!(v > 0))
-        return ds_err_set(err, DS_EINVAL,
-                          "corpus list: weight '%s' must be positive", s);
-    *out = v;
-    return 0;
-}
-
 /* Fill c->parts from spec (prefixes and weights only). */
 static int
 parse_spec(struct ds_corpus *c, const char *spec, struct ds_err *err)
 {
-    char **w = NULL;
-    size_t n = 0;
+    struct ds_corpus_list l;
     int rc;
 
-    if ((rc = spec_words(spec, &w, &n, err)) < 0)
+    if ((rc = ds_corpus_list_parse(&l, spec, err)) < 0)
         return rc;
-    if (n > 1 && n % 2 != 0) {
-        rc = ds_err_set(err, DS_EINVAL,
-                        "corpus list: weight '%s' has no prefix after it "
-                        "(the list is \"w1 prefix1 w2 prefix2 ...\")",
-                        w[n - 1]);
-        goto out;
-    }
-    c->blended = n > 1;
-    c->n_parts = n > 1 ? n / 2 : 1;
-    if (c->n_parts > 32767) {
-        rc = ds_err_set(err, DS_EINVAL,
-                        "corpus list: %zu corpora, at most 32767", c->n_parts);
-        goto out;
-    }
+    c->blended = l.weighted;
+    c->n_parts = l.n;
     c->parts = (struct part *)calloc(c->n_parts, sizeof(struct part));
     if (c->parts == NULL) {
-        rc = ds_err_nomem(err);
-        goto out;
+        ds_corpus_list_release(&l);
+        return ds_err_nomem(err);
     }
     for (size_t i = 0; i < c->n_parts; i++) {
-        const char *pfx = c->blended ? w[2 * i + 1] : w[0];
-        struct part *p = &c->parts[i];
-
-        p->weight = 1;
-        if (c->blended && (rc = parse_weight(w[2 * i], &p->weight, err)) < 0)
-            goto out;
-        if ((p->prefix = strdup(pfx)) == NULL) {
-            rc = ds_err_nomem(err);
-            goto out;
-        }
+        c->parts[i].prefix = l.prefixes[i];
+        c->parts[i].weight = l.weights[i];
+        l.prefixes[i] = NULL; /* the part owns it */
     }
-    rc = 0;
-out:
-    free(w);
-    return rc;
+    ds_corpus_list_release(&l);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -181,6 +103,50 @@ mapping_prefix(const char *prefix, const char *cache_dir)
     if ((s = (char *)malloc(len)) != NULL)
         snprintf(s, len, "%s/%s", cache_dir, base);
     return s;
+}
+
+/* The directory of prefix ("." for none) and its base name, malloc'd. */
+static int
+split_prefix(const char *prefix, char **dir, char **base)
+{
+    const char *slash = strrchr(prefix, '/');
+
+    *dir = slash == NULL     ? ds_path_cat(".", "", NULL)
+           : slash == prefix ? ds_path_cat("/", "", NULL)
+                             : ds_path_cat(prefix, "", NULL);
+    *base = ds_path_cat(slash ? slash + 1 : prefix, "", NULL);
+    if (*dir != NULL && slash != NULL && slash != prefix)
+        (*dir)[slash - prefix] = '\0';
+    return *dir != NULL && *base != NULL ? 0 : DS_ENOMEM;
+}
+
+/* Remove what interrupted cache builds left where this corpus list's
+ * caches live (ds_cache_clean()). */
+static int
+clean_stale(struct ds_corpus *c, const char *cache_dir, struct ds_err *err)
+{
+    bool gpt = c->kind == DS_CORPUS_GPT;
+
+    for (size_t i = 0; i < c->n_parts; i++) {
+        char *dir, *base, *ic = NULL;
+
+        if (split_prefix(c->parts[i].prefix, &dir, &base) < 0 ||
+            (gpt && (ic = ds_path_cat(dir, "/index-cache", NULL)) == NULL)) {
+            free(dir);
+            free(base);
+            return ds_err_nomem(err);
+        }
+        if (gpt)
+            ds_cache_clean(ic, NULL, true, &c->n_stale);
+        else
+            ds_cache_clean(dir, base, false, &c->n_stale);
+        if (cache_dir != NULL)
+            ds_cache_clean(cache_dir, gpt ? NULL : base, gpt, &c->n_stale);
+        free(ic);
+        free(dir);
+        free(base);
+    }
+    return 0;
 }
 
 static int
@@ -231,9 +197,22 @@ build_ernie(struct ds_corpus *c, struct part *p, const int64_t split[4],
                 skip = sizes[s] > LONG_SENTENCE_LEN;
             p->skipped[k] += (uint64_t)skip;
         }
-        rc = ds_mapping_get(&p->map[k], mpfx, split_names[k], docs + lo,
-                            (size_t)(hi - lo), sizes, (size_t)n_sent, &mp,
-                            &built, &e);
+        if (o->cache_dir != NULL) { /* a valid file beside the data first */
+            char *beside =
+                ds_mapping_cache_name(p->prefix, split_names[k], &mp);
+
+            if (beside == NULL) {
+                rc = ds_err_nomem(err);
+                goto out;
+            }
+            rc = ds_mapping_load(&p->map[k], beside, docs + lo,
+                                 (size_t)(hi - lo), (size_t)n_sent, &mp, NULL);
+            free(beside);
+        }
+        if (o->cache_dir == NULL || rc < 0)
+            rc = ds_mapping_get(&p->map[k], mpfx, split_names[k], docs + lo,
+                                (size_t)(hi - lo), sizes, (size_t)n_sent, &mp,
+                                &built, &e);
         if (rc < 0) {
             rc = wrap(err, rc, p, k, &e);
             goto out;
@@ -398,7 +377,8 @@ ds_corpus_open(struct ds_corpus **out, const char *spec,
                         opts->cache_dir, strerror(errno));
         goto fail;
     }
-    if ((rc = parse_spec(c, spec, err)) < 0)
+    if ((rc = parse_spec(c, spec, err)) < 0 ||
+        (rc = clean_stale(c, opts->cache_dir, err)) < 0)
         goto fail;
     if (opts->kind == DS_CORPUS_ERNIE) {
         struct ds_ernie_opts eo = opts->ernie;
@@ -540,6 +520,12 @@ size_t
 ds_corpus_n_built(const struct ds_corpus *c)
 {
     return c->n_built;
+}
+
+size_t
+ds_corpus_n_stale(const struct ds_corpus *c)
+{
+    return c->n_stale;
 }
 
 /* ------------------------------------------------------------------------ */

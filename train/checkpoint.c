@@ -2,10 +2,12 @@
 /* checkpoint.c: the trainer's checkpoint directories (see checkpoint.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "checkpoint.h"
 #include "config.h"
+#include "interrupt.h"
 #include "model.h"
 #include "optim.h"
 #include "safetensors.h"
@@ -353,17 +356,6 @@ out:
     return rc;
 }
 
-/* The shortest decimal form of a finite x that reads back as x. */
-static void
-shortest_double(char *buf, size_t cap, double x)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
-
 /* Parse s strictly as one JSON value; NULL with why set on failure. */
 static struct json_object *
 parse_json(const char *s, size_t len, char *why, size_t whylen)
@@ -435,7 +427,7 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
     } else {
         args = json_object_new_object();
     }
-    shortest_double(lr, sizeof(lr), s->learning_rate);
+    config_format_double(lr, sizeof(lr), s->learning_rate);
     if (j == NULL || args == NULL ||
         json_object_object_add(j, "format",
                                json_object_new_string(CKPT_STATE_FORMAT)) ||
@@ -593,6 +585,7 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
         return fail(err, errlen, "cannot create '%s': %s", tmp,
                     strerror(errno));
     made = 1;
+    interrupt_protect(tmp); /* a SIGINT from here removes it */
     if (save_model(tmp, m, err, errlen) < 0 ||
         save_config(tmp, m, err, errlen) < 0 ||
         save_optimizer(tmp, o, err, errlen) < 0 ||
@@ -609,15 +602,68 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                                  err, errlen) < 0)
             goto out;
     }
-    if (sync_path(tmp, err, errlen) < 0 ||
-        install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
+    if (sync_path(tmp, err, errlen) < 0)
+        goto out;
+    /* From the swap on, tmp may hold the old checkpoint, complete. */
+    interrupt_release();
+    if (install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
         goto out;
     sync_parent(d);
     rc = 0;
 out:
+    interrupt_release();
     if (rc < 0 && made)
         remove_tree(tmp);
     return rc;
+}
+
+/* name = "<base>.tmp.<pid>" or "<base>.old.<pid>": the pid, else 0. */
+static long
+stale_pid(const char *name)
+{
+    size_t n = strlen(name);
+    const char *t = name + n;
+
+    while (t > name && t[-1] >= '0' && t[-1] <= '9')
+        t--;
+    if (t == name + n || (size_t)(t - name) < 6 ||
+        (memcmp(t - 5, ".tmp.", 5) != 0 && memcmp(t - 5, ".old.", 5) != 0))
+        return 0;
+    return strtol(t, NULL, 10);
+}
+
+int
+ckpt_clean_stale(const char *dir, int check_pid,
+                 void (*report)(const char *path, int is_dir, void *ctx),
+                 void *ctx, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return fail(err, errlen, "cannot read '%s': %s", dir, strerror(errno));
+    while ((e = readdir(d)) != NULL) {
+        long pid = stale_pid(e->d_name);
+        char path[PATH_MAX];
+        struct stat st;
+
+        if (pid <= 0 || pid == (long)getpid() ||
+            (check_pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM)))
+            continue;
+        if (join(path, dir, e->d_name) < 0 || lstat(path, &st) < 0)
+            continue;
+        if (report != NULL)
+            report(path, S_ISDIR(st.st_mode), ctx);
+        if (remove_tree(path) < 0) {
+            fail(err, errlen, "cannot remove '%s': %s", path, strerror(errno));
+            closedir(d);
+            return -1;
+        }
+        n++;
+    }
+    closedir(d);
+    return n;
 }
 
 /* ----------------------------------------------------------- loading */

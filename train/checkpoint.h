@@ -58,7 +58,8 @@ struct train_state {
  * and what is wrong; on failure the temporary directory is removed and
  * dir is as it was, except where only discarding the old checkpoint or
  * renaming it to "<dir>_bak" failed after the new one took its place
- * (the message then begins "saved '<dir>', but"). */
+ * (the message then begins "saved '<dir>', but").  A SIGINT while the
+ * files are written removes the temporary directory (interrupt.h). */
 int ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
               const struct train_state *s, const char *args_json,
               const char *vocab_path, int keep_backup, char *err,
@@ -91,6 +92,18 @@ int ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
  * but m and o may have been partly loaded. */
 int ckpt_load(const char *dir, struct model *m, struct optimizer *o,
               struct train_state *s, char *err, size_t errlen);
+
+/* ckpt_clean_stale: remove from dir (an output directory) what
+ * interrupted runs left: ckpt_save()'s temporary directories
+ * "<name>.tmp.<pid>" and "<name>.old.<pid>", and any other
+ * "<file>.tmp.<pid>", whose pid is not this process's and, with
+ * check_pid, not a process alive on this host (without check_pid the
+ * caller knows that no other process writes to dir).  report (NULL: none)
+ * is told of each before it is removed.  Returns the number removed, or
+ * -1 with err naming what could not be read or removed. */
+int ckpt_clean_stale(const char *dir, int check_pid,
+                     void (*report)(const char *path, int is_dir, void *ctx),
+                     void *ctx, char *err, size_t errlen);
 
 /* ckpt_exists: 1 if dir holds a complete checkpoint (trainer_state.json,
  * model.safetensors and optimizer.safetensors are regular files), else

@@ -401,6 +401,21 @@ check_model_type(const char *path, struct json_object *root,
                 c->type == MODEL_GPT ? "gpt2" : "ernie, bert");
 }
 
+struct json_object *
+config_json_object(const char *path, struct config_err *err)
+{
+    struct json_object *root;
+    size_t len;
+    char *text;
+
+    text = slurp(path, &len, err);
+    if (text == NULL)
+        return NULL;
+    root = parse_object(path, text, len, err);
+    free(text);
+    return root;
+}
+
 int
 config_read_json(struct model_config *c, const char *path,
                  struct config_err *err)
@@ -408,15 +423,9 @@ config_read_json(struct model_config *c, const char *path,
     struct value v[N_FIELDS];
     struct model_config n = *c; /* c is changed only on success */
     struct json_object *root;
-    size_t len;
-    char *text;
     int rc = -1;
 
-    text = slurp(path, &len, err);
-    if (text == NULL)
-        return -1;
-    root = parse_object(path, text, len, err);
-    free(text);
+    root = config_json_object(path, err);
     if (root == NULL)
         return -1;
     if (check_model_type(path, root, c, err) < 0)
@@ -560,6 +569,16 @@ config_check(const struct model_config *c, struct config_err *err)
 }
 
 /* ------------------------------------------------------------ writing */
+
+void
+config_format_double(char *buf, size_t cap, double x)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
 
 /* The shortest decimal that reads back as exactly x. */
 static void

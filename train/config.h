@@ -46,6 +46,17 @@ struct config_err {
 /* config_defaults: ErnieConfig's / GPT2Config's defaults for type. */
 void config_defaults(struct model_config *c, enum model_type type);
 
+struct json_object;
+
+/* config_json_object: the JSON object held by the file at path (strict
+ * JSON, only white space after it, at most 16 MB).  Returns it (release
+ * with json_object_put()) or NULL with err naming the file and what is
+ * wrong: "cannot open 'x': No such file or directory", "cannot read 'x':
+ * Is a directory", "'x': not valid JSON at byte N: ...", "'x': the JSON
+ * is array, not an object". */
+struct json_object *config_json_object(const char *path,
+                                       struct config_err *err);
+
 /* config_read_json: read a config.json into c (keys missing from the file
  * keep c's values).  Accepts PaddleNLP ERNIE keys (sent_type_vocab_size,
  * task_type_vocab_size, use_task_id, hidden_act "gelu"/"relu"), Hugging
@@ -61,6 +72,11 @@ int config_read_json(struct model_config *c, const char *path,
 /* config_check: the sizes are positive and consistent (hidden divisible
  * by heads, ...).  Returns 0 or -1 with err saying what is wrong. */
 int config_check(const struct model_config *c, struct config_err *err);
+
+/* config_format_double: the shortest decimal form of a finite x that
+ * reads back as x ("%.17g" would print 0.9 as 0.90000000000000002), into
+ * buf[0..cap) (32 bytes are enough). */
+void config_format_double(char *buf, size_t cap, double x);
 
 /* config_write_json: write c as a Hugging Face config.json that
  * transformers' ErnieConfig / GPT2Config load ("architectures",

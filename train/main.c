@@ -6,6 +6,8 @@
  * cadence.  See train(1) and erniekit-checkpoint(5).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -26,10 +29,12 @@
 #include "ds.h"
 #include "events.h"
 #include "hf_tokenizer.h"
+#include "interrupt.h"
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
 #include "peak.h"
+#include "runlog.h"
 #include "safetensors.h"
 #include "tok.h"
 #include "whole.h"
@@ -388,10 +393,13 @@ struct run {
     struct events *events;     /* rank 0's TensorBoard/VisualDL files */
     double flops, peak_gflops; /* model FLOPs since the last log line */
     struct cpu_peak cpu_peak;  /* how peak_gflops was found (not given) */
+    int64_t saved_last;        /* the global step model_last holds */
     /* Tests: TRAIN_TEST_KILL_AT_STEP raises SIGKILL after that step,
-     * TRAIN_TEST_STALL_AT_STEP hangs before its gradient all-reduce; on
-     * every rank, or on rank TRAIN_TEST_RANK only. */
-    int64_t kill_at, stall_at;
+     * TRAIN_TEST_SIGNAL_AT_STEP raises TRAIN_TEST_SIGNAL (TERM, USR1 or
+     * INT) there, TRAIN_TEST_STALL_AT_STEP hangs before its gradient
+     * all-reduce; on every rank, or on rank TRAIN_TEST_RANK only. */
+    int64_t kill_at, stall_at, signal_at;
+    int test_signal;
     int test_rank;
 };
 
@@ -574,6 +582,10 @@ open_data(struct run *r)
              (unsigned long long)ds_corpus_n_samples(r->corpus, DS_SPLIT_VALID),
              (unsigned long long)ds_corpus_n_samples(r->corpus, DS_SPLIT_TEST),
              ds_corpus_n_built(r->corpus));
+    if (ds_corpus_n_stale(r->corpus) > 0)
+        log_info("data: removed %zu lock and temporary file(s) that "
+                 "interrupted index builds had left",
+                 ds_corpus_n_stale(r->corpus));
 }
 
 static int
@@ -588,6 +600,20 @@ max_masked(const struct train_args *a)
 static int layers_contiguous(struct run *r);
 static void stage3_params(void *ctx, int l, int need);
 
+/* This process's rank as mpirun or srun gives it in the environment (0
+ * when started plainly), before MPI starts. */
+static int
+launcher_rank(void)
+{
+    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+
+    if (env_rank == NULL)
+        env_rank = getenv("PMIX_RANK");
+    if (env_rank == NULL)
+        env_rank = getenv("PMI_RANK");
+    return env_rank ? atoi(env_rank) : 0;
+}
+
 /* The ranks: one without mpirun, else MPI with the layout's groups.  Only
  * data parallelism runs so far; the other degrees are refused clearly. */
 static void
@@ -595,21 +621,9 @@ setup_comm(struct run *r)
 {
     const struct train_args *a = &r->a;
     struct comm_layout l = { a->tp, a->sharding_degree, a->dp, a->pp };
-    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
     char err[512];
 
-    if (env_rank == NULL)
-        env_rank = getenv("PMIX_RANK");
-    if (env_rank == NULL)
-        env_rank = getenv("PMI_RANK");
-    g_rank = env_rank ? atoi(env_rank) : 0; /* until MPI says */
-    if (a->tp < 1 || a->pp < 1 || a->sharding_degree < 1 || a->dp < 0)
-        usage_error("--tp, --pp and --sharding_degree must be at least 1, "
-                    "--dp at least 0");
-    if (a->sharding_stage < 1 || a->sharding_stage > 3)
-        usage_error("--sharding_stage must be 1, 2 or 3");
-    if (a->comm_timeout < 0)
-        usage_error("--comm_timeout must not be negative");
+    g_rank = launcher_rank(); /* until MPI says */
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -635,6 +649,149 @@ setup_comm(struct run *r)
     r->pp_rank = r->comm->group_rank(r->comm, COMM_PP);
     r->replicas = r->dp * r->sh;
     r->replica = r->sh_rank + r->sh * r->dp_rank;
+}
+
+/* mkdir -p path, as os.makedirs(exist_ok=True); on failure -1 with errno
+ * and the directory that could not be made in failed. */
+static int
+make_dirs(const char *path, char failed[PATH_MAX])
+{
+    size_t n = strlen(path);
+    struct stat st;
+
+    if (n == 0 || n >= PATH_MAX) {
+        errno = n ? ENAMETOOLONG : ENOENT;
+        snprintf(failed, PATH_MAX, "%s", path);
+        return -1;
+    }
+    memcpy(failed, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (failed[i] != '/' && failed[i] != '\0')
+            continue;
+        failed[i] = '\0';
+        if (mkdir(failed, 0777) < 0 && errno != EEXIST)
+            return -1;
+        if (i < n)
+            failed[i] = '/';
+    }
+    if (stat(path, &st) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* A directory the run writes to: made with its parents, writable. */
+static void
+check_dir(const char *flag, const char *dir)
+{
+    char failed[PATH_MAX];
+
+    if (make_dirs(dir, failed) < 0) {
+        if (strcmp(failed, dir) == 0)
+            fatal("%s '%s': cannot create it: %s", flag, dir, strerror(errno));
+        fatal("%s '%s': cannot create '%s': %s", flag, dir, failed,
+              strerror(errno));
+    }
+    if (access(dir, W_OK | X_OK) < 0)
+        fatal("%s '%s': not writable: %s", flag, dir, strerror(errno));
+}
+
+static void
+report_stale(const char *path, int is_dir, void *ctx)
+{
+    (void)ctx;
+    log_info("removing '%s', %s an earlier run left unfinished", path,
+             is_dir ? "a checkpoint" : "a temporary file");
+}
+
+/* The lock rank 0 holds on the output directory while it runs (never
+ * released: the exit does). */
+static int g_output_lock = -1;
+
+/* Rank 0 owns the output directory: no other run may write to it at the
+ * same time, and what interrupted runs left there is removed. */
+static void
+take_output_dir(const char *dir)
+{
+    char err[1024];
+    int locked = 0;
+
+    g_output_lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (g_output_lock >= 0 && flock(g_output_lock, LOCK_EX | LOCK_NB) == 0) {
+        locked = 1;
+    } else if (g_output_lock >= 0 && errno == EWOULDBLOCK) {
+        fatal("--output_dir '%s' is in use by another train run; wait for "
+              "it to end, or pick another --output_dir",
+              dir);
+    }
+    /* Without a lock (a file system without flock()), a temporary of a
+     * process alive on this host is left alone. */
+    if (ckpt_clean_stale(dir, !locked, report_stale, NULL, err, sizeof(err)) <
+        0)
+        fatal("%s", err);
+}
+
+/* Every path of the run before anything is built: the data (a
+ * directory's datasets are listed), the output and cache directories
+ * (made with their parents, as PaddleNLP and transformers make
+ * output_dir).  The model config and the vocabulary were read already. */
+static void
+check_paths(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct ds_corpus_list l;
+    struct ds_err e;
+
+    if (ds_corpus_list_parse(&l, a->input_dir, &e) < 0)
+        fatal("--input_dir: %s", e.msg);
+    if (l.from_dir) {
+        char names[1024];
+        size_t len = 0;
+
+        names[0] = '\0';
+        for (size_t i = 0; i < l.n && len < sizeof(names); i++) {
+            int w = i < 8 ? snprintf(names + len, sizeof(names) - len, "%s%s",
+                                     i ? ", " : "", l.prefixes[i])
+                          : snprintf(names + len, sizeof(names) - len,
+                                     ", ... (%zu more)", l.n - i);
+
+            if (w < 0)
+                break;
+            len += (size_t)w;
+            if (i >= 8)
+                break;
+        }
+        log_info("--input_dir '%s': %zu dataset%s%s: %s", a->input_dir, l.n,
+                 l.n == 1 ? "" : "s",
+                 l.n > 1 ? ", blended with weight 1 each (as PaddleNLP does)"
+                         : "",
+                 names);
+    }
+    ds_corpus_list_release(&l);
+    if (a->continue_training) { /* the weights (unless model_last wins) */
+        char *w = file_in(a->model_name_or_path, "model.safetensors"), *last;
+
+        if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
+            fatal("out of memory");
+        if (access(last, F_OK) != 0) {
+            struct st_file *f;
+            struct st_err se;
+
+            if (st_open(&f, w, &se) < 0)
+                fatal("--continue_training: %s", se.msg);
+            st_close(f);
+        }
+        free(last);
+        free(w);
+    }
+    check_dir("--output_dir", a->output_dir);
+    if (a->cache_dir != NULL)
+        check_dir("--cache_dir", a->cache_dir);
+    if (g_rank == 0)
+        take_output_dir(a->output_dir);
 }
 
 /* The model's tensor-parallel all-reduce, over COMM_TP. */
@@ -721,22 +878,33 @@ setup(struct run *r)
     const struct ops *op;
 
     setup_comm(r);
-    if (!a->model_type ||
-        (strcmp(a->model_type, "ernie") && strcmp(a->model_type, "gpt")))
-        usage_error("--model_type must be ernie or gpt");
-    if (!a->model_name_or_path || !a->input_dir || !a->output_dir)
-        usage_error("--model_name_or_path, --input_dir and --output_dir are "
-                    "required");
-    if (a->micro_batch_size < 1 || a->max_steps < 1 || a->logging_freq < 1 ||
-        a->eval_freq < 1 || a->save_steps < 1 || a->checkpoint_steps < 1 ||
-        a->global_batch_size < 0 || a->decay_steps < 0)
-        usage_error("micro_batch_size, max_steps, logging_freq, eval_freq, "
-                    "save_steps and checkpoint_steps must be positive, "
-                    "global_batch_size and decay_steps not negative");
-    if (a->max_seq_len < 4 || a->eval_iters < 0)
-        usage_error("max_seq_len must be at least 4, eval_iters not negative");
-    r->gbs = a->global_batch_size ? a->global_batch_size
-                                  : a->micro_batch_size * r->replicas;
+    /* The flags' own ranges were checked as they were read (args.c). */
+    {
+        long long per_step = (long long)a->micro_batch_size * r->replicas;
+
+        if (a->gradient_accumulation_steps > 0 && a->global_batch_size > 0 &&
+            a->global_batch_size != per_step * a->gradient_accumulation_steps)
+            usage_error("--global_batch_size %d and "
+                        "--gradient_accumulation_steps %d disagree: %d "
+                        "accumulation steps of micro_batch_size %d x dp %d x "
+                        "sharding %d make %lld",
+                        a->global_batch_size, a->gradient_accumulation_steps,
+                        a->gradient_accumulation_steps, a->micro_batch_size,
+                        r->dp, r->sh,
+                        per_step * a->gradient_accumulation_steps);
+        if (per_step * (a->gradient_accumulation_steps > 0
+                            ? a->gradient_accumulation_steps
+                            : 1) >
+            INT_MAX)
+            usage_error("--micro_batch_size %d x %d ranks x %d accumulation "
+                        "steps is too large",
+                        a->micro_batch_size, r->replicas,
+                        a->gradient_accumulation_steps);
+        r->gbs = a->global_batch_size ? a->global_batch_size
+                 : a->gradient_accumulation_steps > 0
+                     ? (int)(per_step * a->gradient_accumulation_steps)
+                     : (int)per_step;
+    }
     if (r->gbs % (a->micro_batch_size * r->replicas))
         usage_error("global_batch_size %d is not a multiple of "
                     "micro_batch_size %d x dp %d x sharding %d",
@@ -744,13 +912,12 @@ setup(struct run *r)
     r->accumulate = r->gbs / (a->micro_batch_size * r->replicas);
     if (strcmp(a->device, "cuda") == 0)
         fatal("--device cuda: this build has no CUDA backend yet");
-    if (strcmp(a->device, "cpu") && strcmp(a->device, "auto"))
-        usage_error("--device must be cpu, cuda or auto");
     if (events_parse_targets(a->report_to, &r->event_targets, err,
                              sizeof(err)) < 0)
         usage_error("%s", err);
 
-    r->config_path = file_in(a->model_name_or_path, "config.json");
+    r->config_path = file_in(
+        a->config_name ? a->config_name : a->model_name_or_path, "config.json");
     model_config_from_args(&r->cfg, a, r->config_path);
     if (r->cfg.type == MODEL_ERNIE) {
         r->vocab_path =
@@ -769,11 +936,10 @@ setup(struct run *r)
         fatal("--max_seq_len %d exceeds the model's %d positions (%s)",
               a->max_seq_len, r->cfg.max_position, r->config_path);
     check_data_meta(r);
+    /* The other paths, before a byte of the model is built. */
+    check_paths(r);
 
     op = ops_cpu(a->threads);
-    if (strcmp(a->recompute_granularity, "full") &&
-        strcmp(a->recompute_granularity, "core_attn"))
-        usage_error("--recompute_granularity must be full or core_attn");
     {
         struct model_par par = {
             { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
@@ -851,7 +1017,8 @@ setup(struct run *r)
                                                             : LR_LINEAR;
     r->lr.max_lr = a->max_lr;
     r->lr.min_lr = a->min_lr;
-    r->lr.warmup_steps = a->warmup_rate * a->max_steps;
+    r->lr.warmup_steps = a->warmup_steps > 0 ? (double)a->warmup_steps
+                                             : a->warmup_rate * a->max_steps;
     r->lr.decay_steps = a->decay_steps ? a->decay_steps : a->max_steps;
     r->adam.beta1 = a->adam_beta1;
     r->adam.beta2 = a->adam_beta2;
@@ -951,6 +1118,7 @@ load_or_init(struct run *r)
             fatal("%s was written with global_batch_size %lld; this run has "
                   "%d",
                   last, (long long)r->st.global_batch_size, r->gbs);
+        r->saved_last = r->st.global_step;
         /* What this run's checkpoints will record. */
         r->st.seed = (uint64_t)a->seed;
         r->st.micro_batch_size = a->micro_batch_size;
@@ -1027,6 +1195,8 @@ save(struct run *r, const char *name, int keep_backup)
                   err);
         m = w.m;
     }
+    if (strcmp(name, "model_last") == 0)
+        r->saved_last = r->st.global_step;
     if (r->comm->rank == 0) { /* the same weights and moments everywhere */
         if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
             fatal("out of memory");
@@ -1566,7 +1736,42 @@ micro_steps(struct run *r, int64_t step, struct losses *acc)
         shard_region(r, r->tied_off, r->tied_off + r->tied_n);
 }
 
-static void
+/* The signal (SIGTERM or SIGUSR1) on which every rank stops at this step
+ * boundary, or 0: received by any rank, it is the job's decision (the
+ * ranks must stop at the same step, or the next collective would hang). */
+static int
+stop_signal(struct run *r)
+{
+    double sig = interrupt_pending();
+
+    if (g_world > 1 &&
+        r->comm->all_reduce_max(r->comm, &sig, 1, COMM_F64, COMM_WORLD) < 0)
+        fatal("global step %lld: %s", (long long)r->st.global_step,
+              r->comm->error);
+    return (int)sig;
+}
+
+/* Stop on signal sig: model_last holds this step (saved now unless it
+ * does already), as Megatron-LM's --exit-signal-handler does. */
+static int
+stop_run(struct run *r, int sig)
+{
+    const char *name = sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM";
+
+    if (r->st.global_step == 0) {
+        log_info("%s received: stopping before the first step", name);
+        return sig;
+    }
+    if (r->st.global_step > r->saved_last)
+        save(r, "model_last", 1);
+    log_info("%s received: stopping after global step %lld, which %s/"
+             "model_last holds; the same command resumes the run",
+             name, (long long)r->st.global_step, r->a.output_dir);
+    return sig;
+}
+
+/* The run's steps; returns 0, or the signal that stopped it. */
+static int
 train_loop(struct run *r)
 {
     const struct train_args *a = &r->a;
@@ -1584,6 +1789,10 @@ train_loop(struct run *r)
     while (r->st.global_step < a->max_steps) {
         int64_t step = r->st.global_step + 1;
         double lr = lr_at(&r->lr, step);
+        int sig = stop_signal(r);
+
+        if (sig)
+            return stop_run(r, sig);
 
         if (r->stage2) /* every region was discarded: zero, untouched */
             model_ops(r->m)->zero(r->gacc,
@@ -1648,6 +1857,9 @@ train_loop(struct run *r)
         r->st.learning_rate = lr;
         if (r->kill_at == step && (r->test_rank < 0 || r->test_rank == g_rank))
             raise(SIGKILL); /* tests: a crash right after this step */
+        if (r->signal_at == step &&
+            (r->test_rank < 0 || r->test_rank == g_rank))
+            raise(r->test_signal); /* tests: a signal after this step */
         logged++;
         if (step % a->logging_freq == 0) {
             double dt = now() - t_log, n = (double)logged * r->accumulate;
@@ -1720,7 +1932,7 @@ train_loop(struct run *r)
             /* Evaluation and saving do not count in the training speed. */
             double t_aside = now();
 
-            if (step % a->eval_freq == 0 && a->eval_iters > 0)
+            if (step % a->eval_freq == 0 && a->eval_iters > 0 && a->do_eval)
                 evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate,
                          0);
             if (step % a->checkpoint_steps == 0 || step == a->max_steps)
@@ -1734,7 +1946,13 @@ train_loop(struct run *r)
             t_log += now() - t_aside;
         }
     }
-    if (a->eval_iters > 0) {
+    {
+        int sig = stop_signal(r);
+
+        if (sig)
+            return stop_run(r, sig);
+    }
+    if (a->eval_iters > 0 && a->do_predict) {
         struct loader test;
 
         loader_init(&test, r->corpus, DS_SPLIT_TEST, r->cfg.type,
@@ -1744,34 +1962,57 @@ train_loop(struct run *r)
         evaluate(r, &test, "test", 10 * a->eval_iters * r->accumulate, 1);
         loader_release(&test);
     }
+    return 0;
 }
 
 int
 main(int argc, char **argv)
 {
     struct run r;
-    int rc;
-    char *log_path;
+    int rc, stopped;
+    char *log_path, err[1024];
 
     memset(&r, 0, sizeof(r));
-    rc = args_parse(&r.a, argc, argv);
-    if (rc) {
+    rc = args_parse(&r.a, argc, argv, err, sizeof(err));
+    if (rc != ARGS_OK) {
+        /* Every rank reads the same arguments: rank 0 says what is
+         * wrong, the others wait a moment for it (as usage_error()). */
+        if (rc == ARGS_EMPTY)
+            args_usage(stderr);
+        else if (rc == ARGS_ERROR && launcher_rank() == 0)
+            fprintf(stderr, "train: %s (see train --help)\n", err);
+        else if (rc == ARGS_ERROR)
+            sleep(2);
         args_release(&r.a);
-        return rc > 0 ? 0 : 2;
+        return rc == ARGS_HELP ? 0 : 2;
     }
+    if (interrupt_install() < 0)
+        fatal("cannot install the signal handlers: %s", strerror(errno));
     setup(&r);
     if (getenv("TRAIN_TEST_KILL_AT_STEP"))
         r.kill_at = strtoll(getenv("TRAIN_TEST_KILL_AT_STEP"), NULL, 10);
     if (getenv("TRAIN_TEST_STALL_AT_STEP"))
         r.stall_at = strtoll(getenv("TRAIN_TEST_STALL_AT_STEP"), NULL, 10);
+    if (getenv("TRAIN_TEST_SIGNAL_AT_STEP")) {
+        const char *sn = getenv("TRAIN_TEST_SIGNAL");
+
+        r.signal_at = strtoll(getenv("TRAIN_TEST_SIGNAL_AT_STEP"), NULL, 10);
+        r.test_signal = sn && !strcmp(sn, "USR1")  ? SIGUSR1
+                        : sn && !strcmp(sn, "INT") ? SIGINT
+                                                   : SIGTERM;
+    }
     r.test_rank =
         getenv("TRAIN_TEST_RANK") ? atoi(getenv("TRAIN_TEST_RANK")) : -1;
-    if (mkdir(r.a.output_dir, 0777) < 0 && errno != EEXIST)
-        fatal("cannot create %s: %s", r.a.output_dir, strerror(errno));
     r.args_json = args_to_json(&r.a);
     log_info("%s", "----------- Configuration Arguments -----------");
     if (g_rank == 0)
         args_print(&r.a, stderr, "");
+    for (const char *n = r.a.notes; n && *n;) { /* aliases with no effect */
+        const char *nl = strchr(n, '\n');
+
+        log_info("note: %.*s", (int)(nl ? nl - n : (long)strlen(n)), n);
+        n = nl ? nl + 1 : n + strlen(n);
+    }
     log_info("model: %s, %zu parameters, %.1f MB of activations; "
              "accumulate %d micro-batches; device cpu (%s)",
              r.cfg.type == MODEL_GPT ? "gpt" : "ernie", model_table(r.m)->total,
@@ -1834,13 +2075,24 @@ main(int argc, char **argv)
     if (asprintf(&log_path, "%s/train_log.jsonl", r.a.output_dir) < 0)
         fatal("out of memory");
     if (g_rank == 0) { /* the log of the run, as rank 0 sees it */
+        size_t dropped;
+
+        /* It goes on from the step resumed, as if never interrupted. */
+        if (runlog_trim(log_path, r.st.global_step, &dropped, err,
+                        sizeof(err)) < 0)
+            fatal("%s", err);
+        if (dropped > 0)
+            log_info("%s: dropped %zu record%s after global step %lld, "
+                     "written by the interrupted run",
+                     log_path, dropped, dropped == 1 ? "" : "s",
+                     (long long)r.st.global_step);
         r.jsonl = fopen(log_path, "a");
         if (r.jsonl == NULL)
             fatal("cannot open %s: %s", log_path, strerror(errno));
         open_events(&r);
     }
     free(log_path);
-    train_loop(&r);
+    stopped = train_loop(&r);
     if (r.jsonl)
         fclose(r.jsonl);
     events_close(r.events);
@@ -1852,6 +2104,8 @@ main(int argc, char **argv)
     model_free(r.m);
     ds_corpus_close(r.corpus);
     free(r.args_json);
+    tok_vocab_free(r.vocab.v);
+    free(r.vocab.tokens);
     free(r.vocab_path);
     hf_tokenizer_release(&r.tok);
     free(r.config_path);
@@ -1859,5 +2113,7 @@ main(int argc, char **argv)
     free(r.clip_off);
     args_release(&r.a);
     r.comm->destroy(r.comm);
-    return 0;
+    /* Stopped by a signal: the status a shell gives a process it ended,
+     * so that a script does not take the run for finished. */
+    return stopped ? 128 + stopped : 0;
 }

@@ -8,11 +8,15 @@
  * DistributedBatchSampler order across a change of data-parallel ranks.
  * Files go to a fresh directory under $TMPDIR (default /tmp).
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../harness.h"
@@ -70,6 +74,9 @@ vocab_init(void)
     }
 }
 
+/* The format write_corpus() writes. */
+static enum ds_format corpus_format = DS_FORMAT_MMAP;
+
 /* Write corpus `name`: n_docs documents of 1 + (doc % max_sent) sentences
  * (at least min_sent) of 3..14 tokens, ids 4..39 from an LCG; a sentence
  * of long_len tokens replaces the first one of every document whose number
@@ -84,7 +91,7 @@ write_corpus(char *prefix, size_t cap, const char *name, int n_docs,
     uint32_t x = seed;
 
     tmp_path(prefix, cap, name);
-    if (ds_writer_open(&w, prefix, DS_FORMAT_MMAP, DS_DTYPE_UINT16, NULL) < 0)
+    if (ds_writer_open(&w, prefix, corpus_format, DS_DTYPE_UINT16, NULL) < 0)
         return NULL;
     for (int d = 0; d < n_docs; d++) {
         int n_sent = min_sent + d % (max_sent - min_sent + 1);
@@ -805,6 +812,334 @@ test_corpus_threads(void)
     ds_corpus_close(c);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The corpus list: quoting, directories, list files                        */
+
+/* mkdir tmp_root/name; the path into buf. */
+static const char *
+tmp_dir(char *buf, size_t cap, const char *name)
+{
+    tmp_path(buf, cap, name);
+    if (mkdir(buf, 0777) < 0)
+        perror(buf);
+    return buf;
+}
+
+static bool
+exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* Create the empty file tmp_root/name. */
+static void
+touch(const char *name)
+{
+    char path[4200];
+    FILE *f = fopen(tmp_path(path, sizeof(path), name), "w");
+
+    CHECK(f != NULL);
+    if (f != NULL)
+        fclose(f);
+}
+
+static void
+test_corpus_list_quoting(void)
+{
+    char d[4200], pa[4200], pb[4200], spec[13000], cache[4200];
+    struct ds_corpus_opts o = ernie_opts(tmp_path(cache, sizeof(cache), "c11"));
+    struct ds_corpus_list l;
+    struct ds_corpus *c = NULL;
+    struct ds_err e = { 0, "" };
+
+    tmp_dir(d, sizeof(d), "sp ace");
+    tmp_dir(d, sizeof(d), "sp ace/out dir");
+    CHECK(write_corpus(pa, sizeof(pa), "sp ace/out dir/q", 30, 2, 3, 61, 0,
+                       0) != NULL);
+    CHECK(write_corpus(pb, sizeof(pb), "qb", 30, 2, 3, 62, 0, 0) != NULL);
+    /* A path that exists as given: blanks and all. */
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, pa, &e), 0);
+    CHECK_EQ_INT(l.n, 1);
+    CHECK(!l.weighted && !l.from_dir);
+    if (l.n == 1)
+        CHECK_EQ_STR(l.prefixes[0], pa);
+    ds_corpus_list_release(&l);
+    /* Quoted in a weight list, both kinds of quotes and a backslash. */
+    snprintf(spec, sizeof(spec), "1 \"%s\"  2.5 '%s'", pa, pb);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), 0);
+    CHECK_EQ_INT(l.n, 2);
+    CHECK(l.weighted);
+    if (l.n == 2) {
+        CHECK_EQ_STR(l.prefixes[0], pa);
+        CHECK_EQ_STR(l.prefixes[1], pb);
+        CHECK(l.weights[0] == 1 && l.weights[1] == 2.5);
+    }
+    ds_corpus_list_release(&l);
+    snprintf(spec, sizeof(spec), "3 %s/sp\\ ace/out\\ dir/q 1 %s", tmp_root,
+             pb);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), 0);
+    if (l.n == 2)
+        CHECK_EQ_STR(l.prefixes[0], pa);
+    ds_corpus_list_release(&l);
+    /* The corpus opens through the quoted list. */
+    snprintf(spec, sizeof(spec), "1 \"%s\" 1 %s", pa, pb);
+    CHECK_EQ_INT(ds_corpus_open(&c, spec, &o, vocab, VOCAB_N, VOCAB_N, &e), 0);
+    if (c != NULL)
+        CHECK_EQ_INT(ds_corpus_n_corpora(c), 2);
+    ds_corpus_close(c);
+    /* A path with blanks that does not exist: both readings named. */
+    snprintf(spec, sizeof(spec), "%s/sp ace/out dir/nope", tmp_root);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), DS_EINVAL);
+    CHECK(strstr(e.msg, "not found") != NULL);
+    CHECK(strstr(e.msg, "not a weight list") != NULL);
+    CHECK(strstr(e.msg, "/sp' is not a number") != NULL);
+    snprintf(spec, sizeof(spec), "1 \"%s", pa);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), DS_EINVAL);
+    CHECK(strstr(e.msg, "unterminated \" quote") != NULL);
+    /* A list names each of its files when one is missing. */
+    snprintf(spec, sizeof(spec), "1 '%s' 1 '%s/sp ace/gone'", pa, tmp_root);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), DS_EIO);
+    CHECK(strstr(e.msg, "gone.idx") != NULL);
+    CHECK(l.n == 0 && l.prefixes == NULL);
+}
+
+static void
+test_corpus_list_dir(void)
+{
+    char d[4200], p[4200], spec[13000], cache[4200], path[4300];
+    struct ds_corpus_opts o = ernie_opts(tmp_path(cache, sizeof(cache), "c12"));
+    struct ds_corpus *c1 = NULL, *c2 = NULL;
+    struct ds_corpus_list l;
+    struct ds_err e = { 0, "" };
+    struct ds_sample s1, s2;
+
+    tmp_dir(d, sizeof(d), "dd");
+    CHECK(write_corpus(p, sizeof(p), "dd/c", 30, 2, 3, 71, 0, 0) != NULL);
+    CHECK(write_corpus(p, sizeof(p), "dd/a", 30, 2, 3, 72, 0, 0) != NULL);
+    corpus_format = DS_FORMAT_NPY;
+    CHECK(write_corpus(p, sizeof(p), "dd/b", 30, 2, 3, 73, 0, 0) != NULL);
+    CHECK(write_corpus(p, sizeof(p), "dd/a", 30, 2, 3, 72, 0, 0) != NULL);
+    corpus_format = DS_FORMAT_MMAP;
+    /* Not datasets: a lone .bin, notes, a directory, a hidden "." file. */
+    touch("dd/lone.bin");
+    touch("dd/notes.txt");
+    touch("dd/.idx");
+    tmp_dir(p, sizeof(p), "dd/index-cache");
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, d, &e), 0);
+    CHECK_EQ_INT(l.n, 3);
+    CHECK(l.weighted && l.from_dir);
+    if (l.n == 3) {
+        for (int i = 0; i < 3; i++) {
+            snprintf(path, sizeof(path), "%s/%c", d, 'a' + i);
+            CHECK_EQ_STR(l.prefixes[i], path);
+            CHECK(l.weights[i] == 1);
+        }
+    }
+    ds_corpus_list_release(&l);
+    /* os.path.join: no double slash after "dd/". */
+    snprintf(spec, sizeof(spec), "%s/", d);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), 0);
+    if (l.n == 3) {
+        snprintf(path, sizeof(path), "%s/a", d);
+        CHECK_EQ_STR(l.prefixes[0], path);
+    }
+    ds_corpus_list_release(&l);
+    /* The directory is the weight list "1 a 1 b 1 c", sample for sample. */
+    snprintf(spec, sizeof(spec), "1 %s/a 1 %s/b 1 %s/c", d, d, d);
+    CHECK_EQ_INT(ds_corpus_open(&c1, d, &o, vocab, VOCAB_N, VOCAB_N, &e), 0);
+    CHECK_EQ_INT(ds_corpus_open(&c2, spec, &o, vocab, VOCAB_N, VOCAB_N, &e), 0);
+    if (c1 != NULL && c2 != NULL) {
+        uint64_t n = ds_corpus_n_samples(c1, DS_SPLIT_TRAIN);
+
+        CHECK_EQ_INT(ds_corpus_n_corpora(c1), 3);
+        CHECK_EQ_INT(ds_corpus_n_samples(c2, DS_SPLIT_TRAIN), n);
+        CHECK_EQ_INT(ds_sample_init(&s1, c1, NULL), 0);
+        CHECK_EQ_INT(ds_sample_init(&s2, c2, NULL), 0);
+        for (uint64_t i = 0; i < n; i++) {
+            CHECK_EQ_INT(ds_corpus_sample(c1, DS_SPLIT_TRAIN, i, &s1, NULL), 0);
+            CHECK_EQ_INT(ds_corpus_sample(c2, DS_SPLIT_TRAIN, i, &s2, NULL), 0);
+            CHECK(s1.corpus == s2.corpus);
+            CHECK(ernie_equal(&s1.ernie, &s2.ernie, 32));
+        }
+        ds_sample_release(&s1);
+        ds_sample_release(&s2);
+    }
+    ds_corpus_close(c1);
+    ds_corpus_close(c2);
+    /* One dataset: used alone, as PaddleNLP does. */
+    tmp_dir(d, sizeof(d), "d1");
+    CHECK(write_corpus(p, sizeof(p), "d1/only", 30, 2, 3, 74, 0, 0) != NULL);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, d, &e), 0);
+    CHECK(l.n == 1 && !l.weighted && l.from_dir);
+    ds_corpus_list_release(&l);
+    /* Refused: an empty directory, an index without its data, a directory
+     * in a weight list. */
+    tmp_dir(d, sizeof(d), "d0");
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, d, &e), DS_EINVAL);
+    CHECK(strstr(e.msg, "holds no dataset") != NULL);
+    touch("d0/x.idx");
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, d, &e), DS_EIO);
+    CHECK(strstr(e.msg, "x.idx' has no '") != NULL);
+    snprintf(spec, sizeof(spec), "1 %s/dd 1 %s/dd/a", tmp_root, tmp_root);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), DS_EINVAL);
+    CHECK(strstr(e.msg, "is a directory") != NULL);
+}
+
+static void
+test_corpus_list_file(void)
+{
+    char pa[4200], pb[4200], lst[4200], spec[4300];
+    struct ds_corpus_list l;
+    struct ds_err e = { 0, "" };
+    FILE *f;
+
+    CHECK(write_corpus(pa, sizeof(pa), "sp ace/lf a", 20, 2, 3, 81, 0, 0) !=
+          NULL);
+    CHECK(write_corpus(pb, sizeof(pb), "lfb", 20, 2, 3, 82, 0, 0) != NULL);
+    f = fopen(tmp_path(lst, sizeof(lst), "list.txt"), "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    fprintf(f, "# the corpora of the run\n0.7 \"%s\"\n\n0.3 %s # wiki\n", pa,
+            pb);
+    fclose(f);
+    snprintf(spec, sizeof(spec), "@%s", lst);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), 0);
+    CHECK_EQ_INT(l.n, 2);
+    if (l.n == 2) {
+        CHECK_EQ_STR(l.prefixes[0], pa);
+        CHECK_EQ_STR(l.prefixes[1], pb);
+        CHECK(l.weights[0] == 0.7 && l.weights[1] == 0.3);
+    }
+    ds_corpus_list_release(&l);
+    snprintf(spec, sizeof(spec), "@%s.gone", lst);
+    CHECK_EQ_INT(ds_corpus_list_parse(&l, spec, &e), DS_EIO);
+    CHECK(strstr(e.msg, "list.txt.gone") != NULL);
+}
+
+/* Locks and temporaries of interrupted cache builds are removed, those of
+ * live processes and those held are kept, and a build leaves no lock. */
+static void
+test_corpus_stale_locks(void)
+{
+    char d[4200], p[4200], path[4300], gp[4200], ic[4300];
+    struct ds_corpus_opts o = ernie_opts(NULL);
+    struct ds_corpus *c = NULL;
+    struct ds_err e = { 0, "" };
+    static const char *const md5 = "0123456789abcdef0123456789abcdef";
+    int held;
+
+    tmp_dir(d, sizeof(d), "st");
+    CHECK(write_corpus(p, sizeof(p), "st/s", 30, 2, 3, 91, 0, 0) != NULL);
+    touch("st/s_train_indexmap_1mns_29msl_0.10ssp_1s.npy.lock");
+    touch("st/s_test_indexmap_1mns_29msl_0.10ssp_1s.npy.tmp.999999999");
+    snprintf(path, sizeof(path), "st/s_test_indexmap_2mns.npy.tmp.%ld",
+             (long)getppid());
+    touch(path);
+    touch("st/other_train_indexmap_1mns.npy.lock");
+    touch("st/unrelated.lock");
+    touch("st/s_valid_indexmap_1mns.npy.lock");
+    held =
+        open(tmp_path(path, sizeof(path), "st/s_valid_indexmap_1mns.npy.lock"),
+             O_RDWR);
+    CHECK(held >= 0 && flock(held, LOCK_EX) == 0);
+    CHECK_EQ_INT(ds_corpus_open(&c, p, &o, vocab, VOCAB_N, VOCAB_N, &e), 0);
+    if (c != NULL) {
+        CHECK_EQ_INT(ds_corpus_n_stale(c), 2);
+        CHECK_EQ_INT(ds_corpus_n_built(c), 3);
+    }
+    ds_corpus_close(c);
+    c = NULL;
+    CHECK(!exists(tmp_path(path, sizeof(path),
+                           "st/s_train_indexmap_1mns_29msl_0.10ssp_1s.npy."
+                           "lock")));
+    CHECK(!exists(tmp_path(path, sizeof(path),
+                           "st/s_test_indexmap_1mns_29msl_0.10ssp_1s.npy.tmp."
+                           "999999999")));
+    CHECK(exists(
+        tmp_path(path, sizeof(path), "st/s_valid_indexmap_1mns.npy.lock")));
+    CHECK(exists(
+        tmp_path(path, sizeof(path), "st/other_train_indexmap_1mns.npy.lock")));
+    CHECK(exists(tmp_path(path, sizeof(path), "st/unrelated.lock")));
+    snprintf(gp, sizeof(gp), "st/s_test_indexmap_2mns.npy.tmp.%ld",
+             (long)getppid());
+    CHECK(exists(tmp_path(path, sizeof(path), gp)));
+    close(held);
+    /* The three builds left no lock beside their mappings. */
+    {
+        char cmd[4500];
+
+        snprintf(cmd, sizeof(cmd),
+                 "test $(ls '%s' | grep -c 'indexmap_.*\\.lock$') -eq 2", d);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+    /* GPT: index-cache/ beside the data. */
+    tmp_dir(d, sizeof(d), "sg");
+    CHECK(write_corpus(gp, sizeof(gp), "sg/g", 50, 1, 1, 92, 0, 0) != NULL);
+    tmp_dir(ic, sizeof(ic), "sg/index-cache");
+    snprintf(path, sizeof(path), "sg/index-cache/%s.dsc.lock", md5);
+    touch(path);
+    snprintf(path, sizeof(path), "sg/index-cache/%s_doc_idx.npy.tmp.999999999",
+             md5);
+    touch(path);
+    o = gpt_opts(NULL);
+    CHECK_EQ_INT(ds_corpus_open(&c, gp, &o, NULL, 0, 0, &e), 0);
+    if (c != NULL)
+        CHECK_EQ_INT(ds_corpus_n_stale(c), 2);
+    ds_corpus_close(c);
+    {
+        char cmd[9000];
+
+        snprintf(cmd, sizeof(cmd),
+                 "test $(ls '%s' | grep -c '\\.lock$\\|\\.tmp\\.') -eq 0 && "
+                 "test $(ls '%s' | grep -c 'dsc$') -eq 3",
+                 ic, ic);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+}
+
+/* With a cache directory, caches beside the data are read (PaddleNLP's and
+ * Megatron-LM's order); missing ones are built in the cache directory. */
+static void
+test_corpus_cache_dir_beside(void)
+{
+    char d[4200], p[4200], gp[4200], cache[4200], cmd[9000];
+    struct ds_corpus_opts o = ernie_opts(NULL);
+    struct ds_corpus *c = NULL;
+
+    tmp_dir(d, sizeof(d), "bs");
+    CHECK(write_corpus(p, sizeof(p), "bs/e", 30, 2, 3, 93, 0, 0) != NULL);
+    CHECK(write_corpus(gp, sizeof(gp), "bs/g", 50, 1, 1, 94, 0, 0) != NULL);
+    CHECK_EQ_INT(ds_corpus_open(&c, p, &o, vocab, VOCAB_N, VOCAB_N, NULL), 0);
+    ds_corpus_close(c);
+    o.cache_dir = tmp_path(cache, sizeof(cache), "bs-cache");
+    CHECK_EQ_INT(ds_corpus_open(&c, p, &o, vocab, VOCAB_N, VOCAB_N, NULL), 0);
+    if (c != NULL)
+        CHECK_EQ_INT(ds_corpus_n_built(c), 0);
+    ds_corpus_close(c);
+    o = gpt_opts(NULL);
+    CHECK_EQ_INT(ds_corpus_open(&c, gp, &o, NULL, 0, 0, NULL), 0);
+    ds_corpus_close(c);
+    o.cache_dir = cache;
+    CHECK_EQ_INT(ds_corpus_open(&c, gp, &o, NULL, 0, 0, NULL), 0);
+    if (c != NULL)
+        CHECK_EQ_INT(ds_corpus_n_built(c), 0);
+    ds_corpus_close(c);
+    snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", cache);
+    CHECK_EQ_INT(system(cmd), 0);
+    /* A new count is built there, not beside the data. */
+    o.n_samples[0] = 41;
+    CHECK_EQ_INT(ds_corpus_open(&c, gp, &o, NULL, 0, 0, NULL), 0);
+    if (c != NULL)
+        CHECK_EQ_INT(ds_corpus_n_built(c), 1);
+    ds_corpus_close(c);
+    snprintf(cmd, sizeof(cmd),
+             "test $(ls '%s' | grep -c 'dsc$') -eq 1 && "
+             "test $(ls '%s/bs/index-cache' | grep -c 'dsc$') -eq 3",
+             cache, tmp_root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 static void
 test_init(void)
 {
@@ -816,4 +1151,7 @@ TESTS(ds_train, TEST(test_init), TEST(test_corpus_ernie_samples),
       TEST(test_corpus_gpt_samples), TEST(test_corpus_blend),
       TEST(test_corpus_blend_gpt), TEST(test_corpus_errors_spec),
       TEST(test_corpus_errors_splits), TEST(test_corpus_long_sentences),
-      TEST(test_corpus_position_resume), TEST(test_corpus_threads))
+      TEST(test_corpus_position_resume), TEST(test_corpus_threads),
+      TEST(test_corpus_list_quoting), TEST(test_corpus_list_dir),
+      TEST(test_corpus_list_file), TEST(test_corpus_stale_locks),
+      TEST(test_corpus_cache_dir_beside))
