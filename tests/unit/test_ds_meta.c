@@ -419,7 +419,25 @@ test_corpus_each_prefix(void)
 {
     struct prefixes p = { "", 0, 0 };
     struct ds_err e;
+    const char *dir = test_dir("each_prefix");
+    static const char *const files[] = { "data/wudao.bin", "data/wudao.idx",
+                                         "a.bin",          "a.idx",
+                                         "d.bin",          "d.idx",
+                                         "b/c.bin",        "b/c.idx" };
+    char cwd[4096], path[4300];
 
+    /* The list is read against the file system (a directory expands, a
+     * missing prefix is an error): the prefixes exist, relative to dir. */
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/data", dir);
+        mkdir(path, 0777);
+        snprintf(path, sizeof(path), "%s/b", dir);
+        mkdir(path, 0777);
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        write_file(path, "", 0);
+    }
+    CHECK(chdir(dir) == 0);
     CHECK_EQ_INT(ds_corpus_each_prefix("data/wudao", collect, &p, &e), 0);
     CHECK_EQ_STR(p.got, "[data/wudao]");
     memset(&p, 0, sizeof(p));
@@ -427,7 +445,7 @@ test_corpus_each_prefix(void)
     CHECK_EQ_STR(p.got, "[a][b/c]");
     memset(&p, 0, sizeof(p));
     p.stop_at = 1;
-    CHECK_EQ_INT(ds_corpus_each_prefix("1 a 2 b", collect, &p, &e), 42);
+    CHECK_EQ_INT(ds_corpus_each_prefix("1 a 2 d", collect, &p, &e), 42);
     CHECK_EQ_STR(p.got, "[a]");
     memset(&p, 0, sizeof(p));
     CHECK_EQ_INT(ds_corpus_each_prefix("1 a 2", collect, &p, &e), DS_EINVAL);
@@ -435,6 +453,7 @@ test_corpus_each_prefix(void)
     CHECK_EQ_INT(ds_corpus_each_prefix("x a 2 b", collect, &p, &e), DS_EINVAL);
     CHECK_MSG(e, "weight 'x' is not a number");
     CHECK_EQ_INT(p.n, 0);
+    CHECK(chdir(cwd) == 0);
 }
 
 TESTS(test_ds_meta, TEST(test_meta_sha256_vectors), TEST(test_meta_roundtrip),
