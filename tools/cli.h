@@ -138,19 +138,22 @@ struct cli_files {
                            * regular files */
 };
 
+/* Why a file a directory holds is not an input of the tool (such as "not
+ * *.jsonl"), or NULL if it is. */
+typedef const char *(*cli_skip_fn)(const char *path);
+
 /* cli_files_expand: each argument as given, except that a directory
- * stands for the files under it, recursively, sorted by path, that keep()
- * accepts (NULL: all); unless quiet, the files a directory gives are
+ * stands for the files under it, recursively, sorted by path, that skip()
+ * keeps (skip NULL: all); unless quiet, the files a directory gives are
  * named ("'<dir>': N files: a, b, ..."), the others reported as
- * "'<path>': <skip_why>, skipped", and a directory without one as
- * "'<dir>': no <kind>files".  Two inputs that are one corpus plain and
+ * "'<path>': <why>, skipped", and a directory without one as "'<dir>': no
+ * <kind>files".  Two inputs that are one corpus plain and
  * zstd-compressed ("x.jsonl" and "x.jsonl.zst") are an error.  Sets
  * total_bytes (cli_stored_bytes) when every input is a regular file.
  * Returns 0, or 1 after a warning (an unreadable directory, such a
  * pair); exits when out of memory. */
 int cli_files_expand(struct cli_files *f, int argc, char *const *argv,
-                     bool (*keep)(const char *), const char *kind,
-                     const char *skip_why, bool quiet);
+                     cli_skip_fn skip, const char *kind, bool quiet);
 void cli_files_add(struct cli_files *f, const char *path);
 void cli_files_release(struct cli_files *f);
 

@@ -66,11 +66,13 @@ cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Add the files under dir that keep() accepts; 0, or 1 after a warning. */
+/* Add the files under dir that skip() keeps, the entries of each
+ * directory taken in sorted order so that the messages are the same
+ * whatever order the file system lists them in; 0, or 1 after a warning. */
 static int
-walk(struct cli_files *f, const char *dir, bool (*keep)(const char *),
-     const char *skip_why, bool quiet)
+walk(struct cli_files *f, const char *dir, cli_skip_fn skip, bool quiet)
 {
+    struct cli_files names = { NULL, 0, 0, 0 };
     DIR *d = opendir(dir);
     struct dirent *e;
     int rval = 0;
@@ -79,27 +81,32 @@ walk(struct cli_files *f, const char *dir, bool (*keep)(const char *),
         warn("cannot read directory '%s'", dir);
         return 1;
     }
-    while ((e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            cli_files_add(&names, e->d_name);
+    closedir(d);
+    if (names.n > 0)
+        qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+    for (size_t i = 0; i < names.n; i++) {
+        const char *why;
         char *path;
         struct stat st;
 
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+        if (asprintf(&path, "%s/%s", dir, names.v[i]) < 0)
             err(1, NULL);
         if (stat(path, &st) != 0) {
             warn("cannot stat '%s'", path);
             rval = 1;
         } else if (S_ISDIR(st.st_mode)) {
-            rval |= walk(f, path, keep, skip_why, quiet);
-        } else if (keep == NULL || keep(path)) {
+            rval |= walk(f, path, skip, quiet);
+        } else if (skip == NULL || (why = skip(path)) == NULL) {
             cli_files_add(f, path);
         } else if (!quiet) {
-            warnx("'%s': %s, skipped", path, skip_why);
+            warnx("'%s': %s, skipped", path, why);
         }
         free(path);
     }
-    closedir(d);
+    cli_files_release(&names);
     return rval;
 }
 
@@ -164,8 +171,7 @@ check_twins(const struct cli_files *f)
 
 int
 cli_files_expand(struct cli_files *f, int argc, char *const *argv,
-                 bool (*keep)(const char *), const char *kind,
-                 const char *skip_why, bool quiet)
+                 cli_skip_fn skip, const char *kind, bool quiet)
 {
     int rval = 0;
 
@@ -176,7 +182,7 @@ cli_files_expand(struct cli_files *f, int argc, char *const *argv,
             S_ISDIR(st.st_mode)) {
             size_t from = f->n;
 
-            rval |= walk(f, argv[i], keep, skip_why, quiet);
+            rval |= walk(f, argv[i], skip, quiet);
             if (f->n > from) {
                 qsort(f->v + from, f->n - from, sizeof(*f->v), cmp_str);
                 if (!quiet)

@@ -510,12 +510,31 @@ fail:
 /* Inputs                                                                    */
 
 /* The JSONL files of a directory: *.jsonl and *.json, plain or .zst
- * (cli_is_json_name).  PaddleNLP reads every *.zst too, whatever it
- * holds: pku.txt.zst failed as JSONL. */
-static bool
-is_corpus_file(const char *path)
+ * (cli_is_json_name), but not the record beside a dataset (PREFIX.json
+ * beside PREFIX.idx or PREFIX_idx.npz).  PaddleNLP reads every *.zst
+ * too, whatever it holds: pku.txt.zst failed as JSONL. */
+static const char *
+not_corpus(const char *path)
 {
-    return cli_is_json_name(path);
+    static const char *const dataset[] = { ".idx", "_idx.npz", NULL };
+    size_t n = strlen(path);
+
+    if (!cli_is_json_name(path))
+        return "not *.jsonl or *.json (nor .zst of them)";
+    if (!cli_ends_with(path, ".json"))
+        return NULL;
+    for (int i = 0; dataset[i]; i++) {
+        char *p;
+        bool beside;
+
+        if (asprintf(&p, "%.*s%s", (int)(n - 5), path, dataset[i]) < 0)
+            err(1, NULL);
+        beside = access(p, F_OK) == 0;
+        free(p);
+        if (beside)
+            return "the record of a dataset beside it, not JSONL";
+    }
+    return NULL;
 }
 
 /* Warn when few documents can give ERNIE's SOP pairs (two sentences or
@@ -810,9 +829,8 @@ main(int argc, char **argv)
     c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
 
     /* The inputs first: a mistake there fails before the models load. */
-    if (cli_files_expand(&files, argc, argv, is_corpus_file, "JSONL ",
-                         "not *.jsonl or *.json (nor .zst of them)",
-                         quiet) != 0) {
+    if (cli_files_expand(&files, argc, argv, not_corpus, "JSONL ", quiet) !=
+        0) {
         cli_files_release(&files);
         return cli_exit_status(1);
     }

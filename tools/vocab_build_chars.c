@@ -173,10 +173,10 @@ discard(void *ctx, const void *p, size_t n)
 
 /* The files of a directory that are text: not JSON (which would be
  * refused when read: cli_jsonl_check). */
-static bool
-is_text_file(const char *path)
+static const char *
+not_text(const char *path)
 {
-    return !cli_is_json_name(path);
+    return cli_is_json_name(path) ? "JSON, not text" : NULL;
 }
 
 int
@@ -192,8 +192,7 @@ vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
     struct tok_err e;
     int rval = 0;
 
-    rval = cli_files_expand(&files, n_paths, paths, is_text_file, "text ",
-                            "JSON, not text", quiet);
+    rval = cli_files_expand(&files, n_paths, paths, not_text, "text ", quiet);
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
     prog.unit = "lines";
     prog.total = files.total_bytes;

@@ -25,3 +25,9 @@ echo "exit $?"
 rm corpus/x.jsonl
 "$TOOLS/create-pretraining-data" -q -v "$V" -o out3 corpus
 echo "exit $?"
+# A dataset's record (PREFIX.json beside PREFIX.idx, as the tools write it)
+# is not a corpus.
+"$TOOLS/create-pretraining-data" -q -v "$V" -o corpus/old corpus/y.json
+printf '{"tokenizer": "ernie"}\n' > corpus/old.json
+"$TOOLS/create-pretraining-data" -v "$V" -o out4 corpus 2>&1
+echo "exit $?"
