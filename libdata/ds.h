@@ -101,12 +101,20 @@ enum ds_format {
  * named "*.tmp.<pid>").  A writer is not thread-safe. */
 struct ds_writer;
 
+/* ds_prefix_check: whether `prefix` can name the files of a dataset to
+ * write: it must have a file name after its last '/' ("out/" would give
+ * "out/.bin"), and must not be an existing directory (the files would
+ * land beside it, "out.bin", not in it).  Returns 0, or DS_EINVAL with a
+ * message that says what to give instead. */
+int ds_prefix_check(const char *prefix, struct ds_err *err);
+
 /* ds_writer_open: start writing the dataset `prefix` (a path without
- * suffix; its directory must exist) in `format`, with tokens stored as
- * `dtype`, which must be DS_DTYPE_UINT16 or DS_DTYPE_INT32.  On success
- * *out owns the writer: finish with ds_writer_commit() or
- * ds_writer_abort().  Returns 0, DS_EINVAL (bad format or dtype), DS_EIO
- * (a temporary file cannot be created; err names it) or DS_ENOMEM. */
+ * suffix, as ds_prefix_check() accepts; its directory must exist) in
+ * `format`, with tokens stored as `dtype`, which must be DS_DTYPE_UINT16
+ * or DS_DTYPE_INT32.  On success *out owns the writer: finish with
+ * ds_writer_commit() or ds_writer_abort().  Returns 0, DS_EINVAL (bad
+ * prefix, format or dtype), DS_EIO (a file cannot be created; err names
+ * the final file, not its temporary name) or DS_ENOMEM. */
 int ds_writer_open(struct ds_writer **out, const char *prefix,
                    enum ds_format format, enum ds_dtype dtype,
                    struct ds_err *err);
@@ -500,6 +508,10 @@ struct ds_mapping_params {
 };
 
 #define DS_MAPPING_EPOCHS_ANY 2147483646
+
+/* A document of two or more sentences with a sentence longer than this
+ * (in tokens) yields no sample (build_mapping's LONG_SENTENCE_LEN). */
+#define DS_MAPPING_LONG_SENTENCE 512
 
 /* A samples mapping: n rows (start sentence, end sentence exclusive,
  * target length), shuffled, of uint32 (DS_DTYPE_UINT32) or uint64. */

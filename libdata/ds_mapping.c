@@ -16,7 +16,7 @@
 
 #include "ds_int.h"
 
-#define LONG_SENTENCE_LEN 512
+#define LONG_SENTENCE_LEN DS_MAPPING_LONG_SENTENCE
 #define NPY_HDR           128 /* np.save's header length for an (n, 3) array */
 
 struct ds_mapping {

@@ -14,6 +14,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ds_int.h"
@@ -98,11 +100,42 @@ open_part(struct ds_wfile *f, const char *final, const char *part, bool rw,
 
     free(base);
     rc = ds_wfile_open(f, tmp, rw, cap, err);
+    if (rc == DS_EIO) {
+        /* Name the file the user asked for, not its temporary name
+         * (a missing directory is the usual cause). */
+        int e = errno;
+
+        return ds_err_set(err, DS_EIO, "cannot create '%s': %s", final,
+                          strerror(e));
+    }
     if (rc < 0)
         return rc;
     memset(ds_wfile_space(f, header_len), 0, header_len);
     ds_wfile_advance(f, header_len);
     return 0;
+}
+
+int
+ds_prefix_check(const char *prefix, struct ds_err *err)
+{
+    const char *slash, *base;
+    struct stat st;
+    bool is_dir;
+
+    if (prefix == NULL || prefix[0] == '\0')
+        return ds_err_set(err, DS_EINVAL, "empty dataset prefix");
+    slash = strrchr(prefix, '/');
+    base = slash ? slash + 1 : prefix;
+    is_dir = stat(prefix, &st) == 0 && S_ISDIR(st.st_mode);
+    if (base[0] != '\0' && !is_dir)
+        return 0;
+    return ds_err_set(err, DS_EINVAL,
+                      "dataset prefix '%s' %s: add one, as in '%s%sNAME' "
+                      "(files NAME.bin, NAME.idx, ...)",
+                      prefix,
+                      base[0] == '\0' ? "has no file name"
+                                      : "is a directory, not a file name",
+                      prefix, base[0] == '\0' ? "" : "/");
 }
 
 int
@@ -114,8 +147,8 @@ ds_writer_open(struct ds_writer **out, const char *prefix,
     int rc;
 
     *out = NULL;
-    if (prefix == NULL || prefix[0] == '\0')
-        return ds_err_set(err, DS_EINVAL, "empty dataset prefix");
+    if ((rc = ds_prefix_check(prefix, err)) < 0)
+        return rc;
     if (format != DS_FORMAT_MMAP && format != DS_FORMAT_NPY)
         return ds_err_set(err, DS_EINVAL, "unknown dataset format %d",
                           (int)format);

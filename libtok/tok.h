@@ -124,7 +124,8 @@ struct tok_vocab;
  * BERT/PaddleNLP/HF convention), or "token<TAB>id" per line (ERNIE's own
  * files), where the ids must be 0..n-1 in any order.  A trailing "\r" is
  * dropped from every line.  A token that occurs twice keeps its last id, as
- * in the Python references.  "[UNK]" must be present.
+ * in the Python references (see tok_vocab_repeats()).  "[UNK]" must be
+ * present.
  * On success *out owns the vocab; free it with tok_vocab_free().
  * Errors: TOK_EIO (cannot open/read), TOK_EFORMAT (line named in err),
  * TOK_ENOMEM. */
@@ -149,6 +150,23 @@ int tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
  * copy.  Returns the number of ids the extension adds (what
  * tok_vocab_extend_chinese() returns), numbered from tok_vocab_size(v). */
 size_t tok_vocab_cont_ids(const struct tok_vocab *v, tok_id *out);
+
+/* A token that the vocab file holds twice.  As in Hugging Face's
+ * BertTokenizer and tokenizers' WordPiece and in PaddleNLP's Vocab, the
+ * later line wins: the token gets `id`, and `dropped_id` (the id of the
+ * earlier line) is left without a token, never produced by encoding.
+ * Lines are 1-based lines of the file. */
+struct tok_vocab_repeat {
+    tok_id id, dropped_id;
+    size_t line, first_line;
+};
+
+/* tok_vocab_repeats: the tokens the file repeats, in the order of their
+ * later lines; *n gets the count (0: none, and NULL may be returned).
+ * Owned by the vocab, valid until tok_vocab_free(); the token of each is
+ * tok_vocab_token(v, id). */
+const struct tok_vocab_repeat *tok_vocab_repeats(const struct tok_vocab *v,
+                                                 size_t *n);
 
 /* tok_vocab_free: free a vocab; NULL is a no-op. */
 void tok_vocab_free(struct tok_vocab *v);

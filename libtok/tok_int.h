@@ -185,6 +185,8 @@ struct tok_vocab {
     size_t max_cont_len;  /* longest x of a "##x" token */
     tok_id special[TOK_SPECIAL_COUNT];
     bool extended;
+    struct tok_vocab_repeat *repeats; /* tokens the file repeats */
+    size_t n_repeats;
 };
 
 /* tok_map_find: the id of key[0..len) in m, or -1.  Entries of m

@@ -231,6 +231,38 @@ count_lines(const char *data, size_t len)
     return n;
 }
 
+/* Record that the token of id, on line, repeats that of dropped_id on
+ * first_line.  Returns 0 or TOK_ENOMEM. */
+static int
+add_repeat(struct tok_vocab *v, tok_id id, tok_id dropped_id, size_t line,
+           size_t first_line)
+{
+    struct tok_vocab_repeat *r;
+
+    /* Grown one at a time at powers of two. */
+    if ((v->n_repeats & (v->n_repeats - 1)) == 0) {
+        size_t cap = v->n_repeats ? 2 * v->n_repeats : 1;
+
+        r = realloc(v->repeats, cap * sizeof(*r));
+        if (r == NULL)
+            return TOK_ENOMEM;
+        v->repeats = r;
+    }
+    r = &v->repeats[v->n_repeats++];
+    r->id = id;
+    r->dropped_id = dropped_id;
+    r->line = line;
+    r->first_line = first_line;
+    return 0;
+}
+
+const struct tok_vocab_repeat *
+tok_vocab_repeats(const struct tok_vocab *v, size_t *n)
+{
+    *n = v->n_repeats;
+    return v->repeats;
+}
+
 int
 tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
                 const char *name, struct tok_err *err)
@@ -333,7 +365,14 @@ tok_vocab_parse(struct tok_vocab **out, const char *data, size_t len,
         en->id = (tok_id)id;
         prev = load_map_find_or_add(v, &lm, v->n_entries);
         if (prev >= 0) {
-            /* A repeated token keeps its last id, as a Python dict does. */
+            /* A repeated token keeps its last id, as a Python dict does;
+             * the repeat is kept for the tools to report. */
+            tok_id old = v->entries[prev].id;
+
+            if (add_repeat(v, (tok_id)id, old, line,
+                           tabbed ? (size_t)line_of_id[old] : (size_t)old + 1) <
+                0)
+                goto fail_nomem;
             v->by_id[v->entries[prev].id] = -1;
             v->entries[prev].id = (tok_id)id;
             v->by_id[id] = prev;
@@ -461,8 +500,11 @@ tok_vocab_copy(struct tok_vocab **out, const struct tok_vocab *v,
         dup_array(v->cont.slots, n_cont, n_cont, sizeof(*v->cont.slots));
     c->cont.entry_of =
         dup_array(v->cont.entry_of, n_cont, n_cont, sizeof(*v->cont.entry_of));
+    c->repeats =
+        dup_array(v->repeats, v->n_repeats, v->n_repeats, sizeof(*v->repeats));
     if ((v->arena && !c->arena) || (v->entries && !c->entries) ||
-        (v->by_id && !c->by_id) || (v->whole.slots && !c->whole.slots) ||
+        (v->repeats && !c->repeats) || (v->by_id && !c->by_id) ||
+        (v->whole.slots && !c->whole.slots) ||
         (v->whole.entry_of && !c->whole.entry_of) ||
         (v->cont.slots && !c->cont.slots) ||
         (v->cont.entry_of && !c->cont.entry_of)) {
@@ -487,6 +529,7 @@ tok_vocab_free(struct tok_vocab *v)
     free(v->whole.entry_of);
     free(v->cont.slots);
     free(v->cont.entry_of);
+    free(v->repeats);
     free(v);
 }
 

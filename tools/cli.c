@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,12 +101,16 @@ cli_output_open(struct cli_output *o, const char *path)
     o->path = xstrdup(path);
     {
         struct stat st;
+        bool exists = stat(path, &st) == 0;
 
+        /* Refused before any work: the rename at the end would fail. */
+        if (cli_ends_with(path, "/") || (exists && S_ISDIR(st.st_mode)))
+            errx(1, "cannot write '%s': it names a directory; give a file name",
+                 path);
         /* A device or a FIFO (/dev/null, /dev/stdout, a named pipe) is
          * written in place: a temporary file renamed over it would
          * replace it with a regular file (as root, /dev/null itself). */
-        o->in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
-                      !S_ISDIR(st.st_mode);
+        o->in_place = exists && !S_ISREG(st.st_mode);
     }
     {
         size_t n = strlen(path) + 32;
@@ -118,8 +123,8 @@ cli_output_open(struct cli_output *o, const char *path)
             snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
     }
     o->fp = fopen(o->tmp_path, "wb");
-    if (o->fp == NULL)
-        err(1, "cannot %s '%s'", o->in_place ? "open" : "create", o->tmp_path);
+    if (o->fp == NULL) /* the user's name, not the temporary one */
+        err(1, "cannot %s '%s'", o->in_place ? "open" : "create", path);
     {
         size_t n = strlen(path);
 
@@ -150,7 +155,7 @@ zwrite(struct cli_output *o, const void *p, size_t n, ZSTD_EndDirective mode)
             return -1;
         }
         if (out.pos && fwrite(o->zbuf, 1, out.pos, o->fp) != out.pos) {
-            warn("cannot write '%s'", o->tmp_path);
+            warn("cannot write '%s'", o->path);
             return -1;
         }
         if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
@@ -177,7 +182,7 @@ cli_output_write(struct cli_output *o, const void *p, size_t n)
     if (o->zcs)
         return zwrite(o, p, n, ZSTD_e_continue);
     if (fwrite(p, 1, n, o->fp) != n) {
-        warn("cannot write '%s'", o->path ? o->tmp_path : "stdout");
+        warn("cannot write '%s'", o->path ? o->path : "stdout");
         return -1;
     }
     return 0;
@@ -214,11 +219,11 @@ cli_output_commit(struct cli_output *o)
     /* A device or FIFO has nothing to fsync (EINVAL) nor to rename. */
     if (rc == 0 && (fflush(o->fp) != 0 || ferror(o->fp) ||
                     (!o->in_place && fsync(fileno(o->fp)) != 0))) {
-        warn("cannot write '%s'", o->tmp_path);
+        warn("cannot write '%s'", o->path);
         rc = -1;
     }
     if (fclose(o->fp) != 0 && rc == 0) {
-        warn("cannot write '%s'", o->tmp_path);
+        warn("cannot write '%s'", o->path);
         rc = -1;
     }
     o->fp = NULL;
@@ -251,6 +256,54 @@ cli_output_abort(struct cli_output *o)
 }
 
 bool
+cli_jsonl_check(struct cli_chunk_result *r, const char *lines, size_t len,
+                uint64_t first_line, const char *key, const char *advice)
+{
+    const char *p = lines, *end = lines + len;
+    uint64_t line = first_line;
+
+    if (first_line != 1)
+        return true;
+    /* The first line that is not blank. */
+    for (; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - p);
+
+        if (tok_utf8_check(p, n) != n)
+            return true;
+        if (!cli_is_blank_line(p, n)) {
+            const char *q = p;
+            struct json_tokener *jt;
+            struct tok_buf field;
+            char why[200];
+            int k;
+
+            while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+                q++;
+            if (q == le || *q != '{')
+                return true;
+            jt = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+            if (jt == NULL)
+                return true;
+            tok_buf_init(&field);
+            k = cli_json_field(&jt, p, n, key, &field, why, sizeof(why));
+            tok_buf_release(&field);
+            json_tokener_free(jt);
+            if (k != 1)
+                return true;
+            cli_chunk_error(r, line,
+                            "a JSON object with a \"%s\" field: the input is "
+                            "JSONL, not text; %s",
+                            key, advice);
+            return false;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return true;
+}
+
+bool
 cli_is_space(uint32_t cp)
 {
     return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) ||
@@ -273,6 +326,67 @@ cli_is_blank_line(const char *s, size_t len)
         i += n;
     }
     return true;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int
+cli_mkdirs(const char *dir)
+{
+    char *p = xstrdup(dir);
+    struct stat st;
+    int rc = 0;
+
+    /* Each prefix that ends before a '/', then the whole path. */
+    for (char *q = p + (p[0] == '/');; q++) {
+        char c = *q;
+
+        if (c != '/' && c != '\0')
+            continue;
+        *q = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            warn("cannot create directory '%s'", p);
+            rc = -1;
+            break;
+        }
+        *q = c;
+        if (c == '\0')
+            break;
+    }
+    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        warnx("cannot create directory '%s': a file of that name exists", dir);
+        rc = -1;
+    }
+    free(p);
+    return rc;
+}
+
+/* At most this many repeated tokens are named, then a count. */
+#define MAX_REPEATS_SHOWN 5
+
+struct tok_vocab *
+cli_vocab_load(const char *path, bool quiet)
+{
+    struct tok_vocab *v;
+    const struct tok_vocab_repeat *r;
+    struct tok_err e;
+    size_t n;
+
+    if (tok_vocab_load(&v, path, &e) < 0)
+        errx(1, "%s", e.msg);
+    r = tok_vocab_repeats(v, &n);
+    for (size_t i = 0; i < n && !quiet; i++) {
+        if (i == MAX_REPEATS_SHOWN) {
+            warnx("warning: vocab '%s': %zu more repeated tokens", path, n - i);
+            break;
+        }
+        warnx("warning: vocab '%s': token '%s' is on lines %zu and %zu: it "
+              "gets id %ld of the later line, as Hugging Face and PaddleNLP "
+              "read it, and no token has id %ld",
+              path, tok_vocab_token(v, r[i].id, NULL), r[i].first_line,
+              r[i].line, (long)r[i].id, (long)r[i].dropped_id);
+    }
+    return v;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -321,6 +435,23 @@ cli_jieba_open(const char *model, const char *user_dict, uint64_t input_bytes)
 }
 
 uint64_t
+cli_stored_bytes(char *const *files)
+{
+    uint64_t total = 0;
+    struct stat st;
+
+    for (; *files; files++) {
+        int rc = strcmp(*files, "-") == 0 ? fstat(STDIN_FILENO, &st)
+                                          : stat(*files, &st);
+
+        if (rc != 0 || !S_ISREG(st.st_mode))
+            return 0;
+        total += (uint64_t)st.st_size;
+    }
+    return total;
+}
+
+uint64_t
 cli_plain_bytes(int argc, char *const *argv)
 {
     uint64_t total = 0;
@@ -352,11 +483,30 @@ cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Seconds between two progress lines: a terminal's line is redrawn in
+ * place a few times a second; elsewhere (a log file) a line is added now
+ * and then.  $ERNIEKIT_PROGRESS_INTERVAL overrides both (0: every
+ * update, which the tests use to see every line). */
+#define PROGRESS_TTY_S 0.25
+#define PROGRESS_LOG_S 10.0
+
 void
 cli_progress_init(struct cli_progress *p, bool on)
 {
+    const char *env = getenv("ERNIEKIT_PROGRESS_INTERVAL");
+
     memset(p, 0, sizeof(*p));
     p->on = on;
+    p->tty = isatty(STDERR_FILENO);
+    p->interval = p->tty ? PROGRESS_TTY_S : PROGRESS_LOG_S;
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+
+        if (*end == '\0' && v >= 0)
+            p->interval = v;
+    }
+    p->unit = "records";
     p->t_start = p->t_last = cli_now();
 }
 
@@ -372,77 +522,137 @@ format_duration(double s, char *buf, size_t n)
         snprintf(buf, n, "%lu:%02lu", t / 60, t % 60);
 }
 
+/* How far the run is, out of p->total: the stored bytes of the inputs
+ * read so far, or for a tool that reports no input (merge) its bytes. */
+static uint64_t
+progress_pos(const struct cli_progress *p)
+{
+    if (!p->has_inputs)
+        return p->bytes;
+    return p->done + (p->in ? cli_input_stored_bytes(p->in) : 0);
+}
+
+/* Append printf-style text to buf[0..n) at *off. */
+static void appendf(char *buf, size_t n, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+appendf(char *buf, size_t n, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    if (*off >= n)
+        return;
+    va_start(ap, fmt);
+    k = vsnprintf(buf + *off, n - *off, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *off += (size_t)k;
+}
+
+/* "<prog>: 45%, 12.3 MB, 8123 documents, 5.1 MB/s, ETA 0:03": the share
+ * and the ETA from the stored bytes (the compressed ones of a .zst), the
+ * MB those of the text read. */
 static void
 progress_format(const struct cli_progress *p, double now, char *buf, size_t n)
 {
     double dt = now - p->t_start, mb = (double)p->bytes / 1e6;
-    double rate = dt > 0 ? mb / dt : 0.0;
-    size_t off;
+    uint64_t pos = progress_pos(p);
+    size_t off = 0;
 
-    off = (size_t)snprintf(buf, n, "%.1f MB read", mb);
-    if (p->total && off < n)
-        off += (size_t)snprintf(buf + off, n - off, " (%.0f%%)",
-                                100.0 * (double)p->bytes / (double)p->total);
-    if (off < n)
-        off += (size_t)snprintf(buf + off, n - off, ", %.1f MB/s", rate);
-    if (p->count_docs && off < n)
-        off += (size_t)snprintf(buf + off, n - off, ", %llu documents (%.0f/s)",
-                                (unsigned long long)p->docs,
-                                dt > 0 ? (double)p->docs / dt : 0.0);
-    if (p->total && p->bytes && p->bytes < p->total && off < n) {
+    appendf(buf, n, &off, "%s: ", program_invocation_short_name);
+    if (p->total)
+        appendf(buf, n, &off, "%.0f%%, ",
+                100.0 * (double)(pos < p->total ? pos : p->total) /
+                    (double)p->total);
+    appendf(buf, n, &off, "%.1f MB, %llu %s, %.1f MB/s", mb,
+            (unsigned long long)p->records, p->unit, dt > 0 ? mb / dt : 0.0);
+    if (p->total && pos > 0 && pos < p->total) {
         char eta[32];
 
-        format_duration(dt * (double)(p->total - p->bytes) / (double)p->bytes,
-                        eta, sizeof(eta));
-        snprintf(buf + off, n - off, ", ETA %s", eta);
+        format_duration(dt * (double)(p->total - pos) / (double)pos, eta,
+                        sizeof(eta));
+        appendf(buf, n, &off, ", ETA %s", eta);
     }
 }
 
+/* Show line: in place on a terminal, else as a line of its own. */
 static void
-progress_draw(struct cli_progress *p, double now)
+progress_put(const struct cli_progress *p, const char *line)
+{
+    if (p->tty)
+        fprintf(stderr, "\r%s\033[K", line);
+    else
+        fprintf(stderr, "%s\n", line);
+}
+
+static void
+progress_tick(struct cli_progress *p)
 {
     char line[256];
+    double now;
 
+    if (!p->on)
+        return;
+    now = cli_now();
+    if (now - p->t_last < p->interval)
+        return;
     progress_format(p, now, line, sizeof(line));
-    fprintf(stderr, "\r%s\033[K", line);
+    progress_put(p, line);
+    p->drawn = p->tty;
+    p->t_last = now;
 }
 
 void
 cli_progress_add(struct cli_progress *p, uint64_t bytes)
 {
-    double now;
-
     p->bytes += bytes;
-    if (!p->on)
-        return;
-    now = cli_now();
-    if (now - p->t_last >= 0.25) {
-        progress_draw(p, now);
-        p->t_last = now;
-    }
+    progress_tick(p);
 }
 
 void
-cli_progress_docs(struct cli_progress *p, uint64_t n)
+cli_progress_input(struct cli_progress *p, const struct cli_input *in)
 {
-    p->count_docs = true;
-    p->docs += n;
-    if (p->log_every && p->docs >= p->next_log) {
+    if (p->in)
+        p->done += cli_input_stored_bytes(p->in);
+    p->in = in;
+    p->has_inputs |= in != NULL;
+}
+
+void
+cli_progress_records(struct cli_progress *p, uint64_t n)
+{
+    p->records += n;
+    if (p->log_every && p->records >= p->next_log) {
         char line[256];
 
         progress_format(p, cli_now(), line, sizeof(line));
-        fprintf(stderr, "%s%s\n", p->on ? "\r\033[K" : "", line);
-        p->next_log = (p->docs / p->log_every + 1) * p->log_every;
+        fprintf(stderr, "%s%s\n", p->drawn ? "\r\033[K" : "", line);
+        p->drawn = false;
+        p->next_log = (p->records / p->log_every + 1) * p->log_every;
     }
+    progress_tick(p);
 }
 
 void
 cli_progress_done(struct cli_progress *p)
 {
+    double dt = cli_now() - p->t_start, mb = (double)p->bytes / 1e6;
+    char line[256], took[32];
+    size_t off = 0;
+
+    cli_progress_input(p, NULL);
     if (!p->on)
         return;
-    progress_draw(p, cli_now());
-    fputc('\n', stderr);
+    format_duration(dt, took, sizeof(took));
+    appendf(line, sizeof(line), &off,
+            "%s: %.1f MB, %llu %s in %s (%.1f MB/s, %.0f %s/s)",
+            program_invocation_short_name, mb, (unsigned long long)p->records,
+            p->unit, took, dt > 0 ? mb / dt : 0.0,
+            dt > 0 ? (double)p->records / dt : 0.0, p->unit);
+    fprintf(stderr, "%s%s\n", p->drawn ? "\r\033[K" : "", line);
+    p->drawn = false;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -496,9 +706,14 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
     struct cli_progress own, *prog = run->prog ? run->prog : &own;
     int rval = 0;
 
-    if (run->prog == NULL)
+    if (run->prog == NULL) {
         cli_progress_init(&own, !run->quiet &&
                                     (run->progress || isatty(STDERR_FILENO)));
+        if (run->unit)
+            own.unit = run->unit;
+    }
+    if (prog->total == 0)
+        prog->total = cli_stored_bytes(files);
     for (; *files; files++) {
         struct cli_input *in = cli_input_open(*files);
         uint64_t skipped_before = stats.n_skipped;
@@ -507,6 +722,7 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
             rval = 1;
             continue;
         }
+        cli_progress_input(prog, in);
         if (run->json_array)
             cli_input_json_array(in);
         if (cli_pipeline_run(in, out, run->n_threads, run->chunk_size,
@@ -517,6 +733,7 @@ cli_run_files(const struct cli_run *run, int argc, char *const *argv,
             warnx("%s: skipped %llu bad record%s", cli_input_name(in),
                   (unsigned long long)(stats.n_skipped - skipped_before),
                   stats.n_skipped - skipped_before == 1 ? "" : "s");
+        cli_progress_input(prog, NULL);
         cli_input_close(in);
     }
     cli_progress_done(prog);

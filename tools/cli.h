@@ -52,6 +52,17 @@ char *cli_exe_dir(void);
  * memory. */
 char *cli_path_join(const char *dir, const char *rel);
 
+/* cli_vocab_load: tok_vocab_load(path), exiting with its message on
+ * failure; unless quiet, a warning names each token the file repeats
+ * (tok_vocab_repeats(): the later line's id wins, as in Hugging Face and
+ * PaddleNLP, whose loaders say nothing). */
+struct tok_vocab *cli_vocab_load(const char *path, bool quiet);
+
+/* cli_mkdirs: make the directory dir and any missing parents (mkdir -p).
+ * Returns 0, or -1 after a warning naming the one that could not be
+ * made. */
+int cli_mkdirs(const char *dir);
+
 /* cli_jieba_model_path: the compiled jieba model to use: $SEGMENT_MODEL,
  * else jieba.model beside the running program (a build tree), else the
  * installed one, in cli_datadir_rel from the program (returned whether or
@@ -71,6 +82,11 @@ char *cli_jieba_model_path(void);
 #define CLI_JIEBA_COPY_MIN ((uint64_t)8 << 20)
 struct tok_jieba *cli_jieba_open(const char *model, const char *user_dict,
                                  uint64_t input_bytes);
+
+/* cli_stored_bytes: the summed size of the NULL-terminated list of
+ * inputs ("-": standard input) as stored, compressed or not, if every
+ * one is a regular file, else 0 (unknown). */
+uint64_t cli_stored_bytes(char *const *files);
 
 /* cli_plain_bytes: the summed size of the inputs named by argv[0..argc)
  * (none, or "-": standard input) if every one is a regular file and none
@@ -114,6 +130,10 @@ struct cli_input *cli_input_open(const char *path);
  * -1 after printing a warning naming the input. */
 long cli_input_read(struct cli_input *in, char *buf, size_t n);
 
+/* cli_input_stored_bytes: the bytes read from the file so far, as
+ * stored: the compressed ones of zstd data. */
+uint64_t cli_input_stored_bytes(const struct cli_input *in);
+
 /* cli_input_name: the name used in messages ("<stdin>" for "-"). */
 const char *cli_input_name(const struct cli_input *in);
 
@@ -133,21 +153,32 @@ void cli_input_close(struct cli_input *in);
 struct cli_files {
     char **v;
     size_t n, cap;
-    uint64_t total_bytes; /* sum of sizes, 0 unless all are plain files */
+    uint64_t total_bytes; /* sum of sizes as stored, 0 unless all are
+                           * regular files */
 };
 
+/* Why a file a directory holds is not an input of the tool (such as "not
+ * *.jsonl"), or NULL if it is. */
+typedef const char *(*cli_skip_fn)(const char *path);
+
 /* cli_files_expand: each argument as given, except that a directory
- * stands for the files under it, recursively, sorted by path, that keep()
- * accepts (NULL: all); the others are reported as "'<path>': <skip_why>,
- * skipped" and a directory without one as "'<dir>': no <kind>files",
- * unless quiet.  Sets total_bytes when every input is an uncompressed
- * regular file.  Returns 0, or 1 after a warning (an unreadable
- * directory); exits when out of memory. */
+ * stands for the files under it, recursively, sorted by path, that skip()
+ * keeps (skip NULL: all); unless quiet, the files a directory gives are
+ * named ("'<dir>': N files: a, b, ..."), the others reported as
+ * "'<path>': <why>, skipped", and a directory without one as "'<dir>': no
+ * <kind>files".  Two inputs that are one corpus plain and
+ * zstd-compressed ("x.jsonl" and "x.jsonl.zst") are an error.  Sets
+ * total_bytes (cli_stored_bytes) when every input is a regular file.
+ * Returns 0, or 1 after a warning (an unreadable directory, such a
+ * pair); exits when out of memory. */
 int cli_files_expand(struct cli_files *f, int argc, char *const *argv,
-                     bool (*keep)(const char *), const char *kind,
-                     const char *skip_why, bool quiet);
+                     cli_skip_fn skip, const char *kind, bool quiet);
 void cli_files_add(struct cli_files *f, const char *path);
 void cli_files_release(struct cli_files *f);
+
+/* cli_is_json_name: is path named as JSON or JSONL (*.jsonl, *.json,
+ * plain or .zst), Megatron-LM's examples calling JSONL *.json? */
+bool cli_is_json_name(const char *path);
 
 /* cli_ends_with: does s end with suffix? */
 bool cli_ends_with(const char *s, const char *suffix);
@@ -198,23 +229,42 @@ void cli_output_sink(struct cli_output *o,
 /* ------------------------------------------------------------------------ */
 /* Progress                                                                  */
 
+/* One progress line for every tool: "<prog>: 45%, 12.3 MB, 8123
+ * documents, 5.1 MB/s, ETA 0:03", redrawn in place on a terminal (a few
+ * times a second) or added as a line every 10 s elsewhere (a log), and a
+ * summary line at the end ("<prog>: 27.2 MB, 12345 documents in 0:05
+ * (5.1 MB/s, 2469 documents/s)").  The share and the ETA come from the
+ * bytes of the inputs as stored (the compressed bytes of a .zst) when
+ * their total is known (for a tool that reports no input to it, merge,
+ * from the bytes counted).  $ERNIEKIT_PROGRESS_INTERVAL sets the seconds
+ * between lines. */
 struct cli_progress {
-    bool on;
-    double t_start, t_last;
-    uint64_t bytes;
-    uint64_t total;     /* input bytes expected, 0 if unknown (no ETA) */
-    uint64_t docs;      /* documents, when the tool counts them */
-    bool count_docs;    /* show docs and docs/s */
-    uint64_t log_every; /* with count_docs: also a log line every N docs */
+    bool on;          /* draw at all (-P, or stderr is a terminal) */
+    bool tty;         /* stderr is a terminal: redraw in place */
+    bool drawn;       /* a line is on the terminal without a newline */
+    const char *unit; /* what the records are (default "records") */
+    double t_start, t_last, interval;
+    uint64_t bytes; /* bytes read (after decompression) */
+    uint64_t total; /* the inputs' stored size, 0 if unknown (no ETA) */
+    uint64_t done;  /* stored bytes of the inputs finished */
+    const struct cli_input *in; /* the input being read, or NULL */
+    bool has_inputs;            /* cli_progress_input() was called */
+    uint64_t records;           /* records done */
+    uint64_t log_every;         /* also a log line every N records (0: none) */
     uint64_t next_log;
 };
 
+/* cli_progress_init: start the clock; draw only if on. */
 void cli_progress_init(struct cli_progress *p, bool on);
-/* cli_progress_add: count bytes and redraw at most a few times a second. */
+/* cli_progress_add: count bytes read and redraw when it is time. */
 void cli_progress_add(struct cli_progress *p, uint64_t bytes);
+/* cli_progress_input: in (NULL: none) is now the input being read; the
+ * one before is done.  in must stay open until the next call. */
+void cli_progress_input(struct cli_progress *p, const struct cli_input *in);
+/* cli_progress_records: count n more records done. */
+void cli_progress_records(struct cli_progress *p, uint64_t n);
+/* cli_progress_done: end the input, and print the summary line if on. */
 void cli_progress_done(struct cli_progress *p);
-/* cli_progress_docs: count n more documents (turns on count_docs). */
-void cli_progress_docs(struct cli_progress *p, uint64_t n);
 double cli_now(void);
 
 /* ------------------------------------------------------------------------ */
@@ -276,6 +326,8 @@ struct cli_run {
     cli_chunk_fn fn;
     void *ctx;
     struct cli_progress *prog; /* the caller's, initialized, or NULL */
+    const char *unit; /* what the records are, for the progress line made
+                       * when prog is NULL (NULL: "records") */
 };
 
 /* cli_run_files: run the files (none means stdin) through the pipeline
@@ -308,6 +360,15 @@ int cli_json_field(struct json_tokener **jt, const char *s, size_t len,
 int cli_json_field_jsonc(struct json_tokener **jt, const char *s, size_t len,
                          const char *key, struct tok_buf *out, char *why,
                          size_t why_len);
+
+/* cli_jsonl_check: for a tool that reads text, the chunk lines[0..len)
+ * whose first line is first_line: if it is the start of an input and its
+ * first line that is not blank is a JSON object with a string field
+ * `key`, the input is JSONL given as text (which the tool would mangle):
+ * set r's error, "a JSON object with a "<key>" field: the input is JSONL,
+ * not text; <advice>", and return false.  Else true. */
+bool cli_jsonl_check(struct cli_chunk_result *r, const char *lines, size_t len,
+                     uint64_t first_line, const char *key, const char *advice);
 
 /* cli_is_blank_line: true if s[0..len) holds only Python's whitespace
  * (str.isspace(): the 29 code points of Unicode White_Space plus

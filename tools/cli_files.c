@@ -48,17 +48,31 @@ cli_ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+bool
+cli_is_json_name(const char *path)
+{
+    static const char *const ends[] = { ".jsonl", ".json", ".jsonl.zst",
+                                        ".json.zst", NULL };
+
+    for (int i = 0; ends[i]; i++)
+        if (cli_ends_with(path, ends[i]))
+            return true;
+    return false;
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Add the files under dir that keep() accepts; 0, or 1 after a warning. */
+/* Add the files under dir that skip() keeps, the entries of each
+ * directory taken in sorted order so that the messages are the same
+ * whatever order the file system lists them in; 0, or 1 after a warning. */
 static int
-walk(struct cli_files *f, const char *dir, bool (*keep)(const char *),
-     const char *skip_why, bool quiet)
+walk(struct cli_files *f, const char *dir, cli_skip_fn skip, bool quiet)
 {
+    struct cli_files names = { NULL, 0, 0, 0 };
     DIR *d = opendir(dir);
     struct dirent *e;
     int rval = 0;
@@ -67,34 +81,97 @@ walk(struct cli_files *f, const char *dir, bool (*keep)(const char *),
         warn("cannot read directory '%s'", dir);
         return 1;
     }
-    while ((e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            cli_files_add(&names, e->d_name);
+    closedir(d);
+    if (names.n > 0)
+        qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+    for (size_t i = 0; i < names.n; i++) {
+        const char *why;
         char *path;
         struct stat st;
 
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+        if (asprintf(&path, "%s/%s", dir, names.v[i]) < 0)
             err(1, NULL);
         if (stat(path, &st) != 0) {
             warn("cannot stat '%s'", path);
             rval = 1;
         } else if (S_ISDIR(st.st_mode)) {
-            rval |= walk(f, path, keep, skip_why, quiet);
-        } else if (keep == NULL || keep(path)) {
+            rval |= walk(f, path, skip, quiet);
+        } else if (skip == NULL || (why = skip(path)) == NULL) {
             cli_files_add(f, path);
         } else if (!quiet) {
-            warnx("'%s': %s, skipped", path, skip_why);
+            warnx("'%s': %s, skipped", path, why);
         }
         free(path);
     }
-    closedir(d);
+    cli_files_release(&names);
+    return rval;
+}
+
+/* At most this many of a directory's files are named, then a count. */
+#define MAX_SHOWN 5
+
+/* Name the files a directory stands for: "'<dir>': N files: a, b, ...". */
+static void
+show_expansion(const struct cli_files *f, size_t from, const char *dir)
+{
+    size_t n = f->n - from;
+    char line[1024];
+    size_t off = 0;
+
+    off += (size_t)snprintf(line, sizeof(line), "'%s': %zu file%s:", dir, n,
+                            n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < MAX_SHOWN && off < sizeof(line); i++)
+        off += (size_t)snprintf(line + off, sizeof(line) - off, "%s %s",
+                                i ? "," : "", f->v[from + i]);
+    if (n > MAX_SHOWN && off < sizeof(line))
+        snprintf(line + off, sizeof(line) - off, ", and %zu more",
+                 n - MAX_SHOWN);
+    warnx("%s", line);
+}
+
+/* The first pair of inputs that hold one corpus twice, plain and zstd
+ * ("x.jsonl" and "x.jsonl.zst"): 0, or 1 after an error naming them. */
+static int
+check_twins(const struct cli_files *f)
+{
+    char **sorted;
+    int rval = 0;
+
+    if (f->n < 2)
+        return 0;
+    sorted = malloc(f->n * sizeof(*sorted));
+    if (sorted == NULL)
+        err(1, NULL);
+    memcpy(sorted, f->v, f->n * sizeof(*sorted));
+    qsort(sorted, f->n, sizeof(*sorted), cmp_str);
+    for (size_t i = 0; i < f->n && rval == 0; i++) {
+        size_t len = strlen(sorted[i]);
+        char *plain;
+
+        if (!cli_ends_with(sorted[i], ".zst"))
+            continue;
+        plain = strndup(sorted[i], len - 4);
+        if (plain == NULL)
+            err(1, NULL);
+        if (bsearch(&plain, sorted, f->n, sizeof(*sorted), cmp_str)) {
+            warnx("'%s' and '%s' are one corpus, plain and compressed: "
+                  "reading both would read it twice; remove one, or name "
+                  "the files to read",
+                  plain, sorted[i]);
+            rval = 1;
+        }
+        free(plain);
+    }
+    free(sorted);
     return rval;
 }
 
 int
 cli_files_expand(struct cli_files *f, int argc, char *const *argv,
-                 bool (*keep)(const char *), const char *kind,
-                 const char *skip_why, bool quiet)
+                 cli_skip_fn skip, const char *kind, bool quiet)
 {
     int rval = 0;
 
@@ -105,26 +182,20 @@ cli_files_expand(struct cli_files *f, int argc, char *const *argv,
             S_ISDIR(st.st_mode)) {
             size_t from = f->n;
 
-            rval |= walk(f, argv[i], keep, skip_why, quiet);
-            if (f->n > from)
+            rval |= walk(f, argv[i], skip, quiet);
+            if (f->n > from) {
                 qsort(f->v + from, f->n - from, sizeof(*f->v), cmp_str);
-            else if (!quiet)
+                if (!quiet)
+                    show_expansion(f, from, argv[i]);
+            } else if (!quiet) {
                 warnx("'%s': no %sfiles", argv[i], kind);
+            }
         } else {
             cli_files_add(f, argv[i]);
         }
     }
-    /* An ETA needs every input's size: plain regular files only. */
-    f->total_bytes = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        struct stat st;
-
-        if (strcmp(f->v[i], "-") == 0 || cli_ends_with(f->v[i], ".zst") ||
-            stat(f->v[i], &st) != 0 || !S_ISREG(st.st_mode)) {
-            f->total_bytes = 0;
-            break;
-        }
-        f->total_bytes += (uint64_t)st.st_size;
-    }
+    rval |= check_twins(f);
+    /* An ETA needs every input's size: regular files only. */
+    f->total_bytes = f->n ? cli_stored_bytes(f->v) : 0;
     return rval;
 }

@@ -26,6 +26,7 @@ struct cli_input {
     size_t frame_end; /* last ZSTD_decompressStream result (0 = frame done) */
     unsigned char peek[4];
     size_t n_peek, peek_off;
+    uint64_t stored; /* bytes read from fp */
     /* The JSON array filter (cli_input_json_array). */
     bool json_array;
     char *raw; /* raw bytes read ahead */
@@ -66,6 +67,7 @@ cli_input_open(const char *path)
         return NULL;
     }
     in->n_peek = fread(in->peek, 1, sizeof(in->peek), in->fp);
+    in->stored = in->n_peek;
     if (ferror(in->fp)) {
         warn("cannot read '%s'", in->name);
         cli_input_close(in);
@@ -99,8 +101,12 @@ read_plain(struct cli_input *in, char *buf, size_t n)
 
     while (in->peek_off < in->n_peek && got < n)
         buf[got++] = (char)in->peek[in->peek_off++];
-    if (got < n)
-        got += fread(buf + got, 1, n - got, in->fp);
+    if (got < n) {
+        size_t k = fread(buf + got, 1, n - got, in->fp);
+
+        got += k;
+        in->stored += k;
+    }
     if (ferror(in->fp)) {
         warn("cannot read '%s'", in->name);
         return -1;
@@ -119,6 +125,7 @@ read_zst(struct cli_input *in, char *buf, size_t n)
         if (in->zin.pos == in->zin.size && !in->zeof) {
             size_t got = fread(in->zbuf, 1, in->zcap, in->fp);
 
+            in->stored += got;
             if (ferror(in->fp)) {
                 warn("cannot read '%s'", in->name);
                 return -1;
@@ -304,6 +311,12 @@ cli_input_read(struct cli_input *in, char *buf, size_t n)
     if (in->json_array)
         return read_json_array(in, buf, n);
     return read_raw(in, buf, n);
+}
+
+uint64_t
+cli_input_stored_bytes(const struct cli_input *in)
+{
+    return in->stored;
 }
 
 const char *

@@ -191,12 +191,13 @@ nomem:
 /* Write a finished slot; returns 0, or 1 if the run must stop. */
 static int
 drain(struct reader *rd, struct slot *s, struct cli_output *out,
-      struct cli_pipeline_stats *stats)
+      struct cli_pipeline_stats *stats, struct cli_progress *prog)
 {
     struct cli_chunk_result *r = &s->res;
 
     if (cli_output_write(out, r->out.data, r->out.len) < 0)
         return 1;
+    cli_progress_records(prog, r->n_records);
     stats->n_records += r->n_records;
     stats->n_skipped += r->n_skipped;
     stats->bytes_in += s->in.len;
@@ -243,7 +244,7 @@ cli_pipeline_run(struct cli_input *in, struct cli_output *out,
 
         while (rc == 0 && fill(&rd, s, chunk_size, prog)) {
             run_chunk(&p, 0, s);
-            rc = drain(&rd, s, out, stats);
+            rc = drain(&rd, s, out, stats, prog);
         }
         goto done;
     }
@@ -289,7 +290,7 @@ cli_pipeline_run(struct cli_input *in, struct cli_output *out,
         while (s->state != SLOT_DONE)
             pthread_cond_wait(&p.cv_done, &p.mu);
         pthread_mutex_unlock(&p.mu);
-        rc = drain(&rd, s, out, stats);
+        rc = drain(&rd, s, out, stats, prog);
         s->state = SLOT_FREE;
         n_written++;
         if (rc != 0)

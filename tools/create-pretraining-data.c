@@ -60,8 +60,10 @@ struct ctx {
 /* What the main thread does with the records. */
 struct sink {
     struct ds_writer *writer;
-    struct cli_progress *prog;
     uint64_t docs_in;
+    /* Documents that yield no SOP pair in train: of one sentence, or with
+     * a sentence over DS_MAPPING_LONG_SENTENCE tokens. */
+    uint64_t n_one_sentence, n_long_sentence;
     struct ds_err err;
     bool failed;
 };
@@ -87,8 +89,8 @@ help(void)
            "the trainers\nread: PREFIX.bin + PREFIX.idx (Megatron/PaddleNLP "
            "mmap, default) or\nPREFIX_ids.npy + PREFIX_idx.npz (-f npy), "
            "byte-identical to PaddleNLP's\ncreate_pretraining_data.py.  A "
-           "directory is read recursively: its *.jsonl and\n*.zst files, in "
-           "sorted order.  No input or '-' reads stdin.\n"
+           "directory is read recursively: its *.jsonl and\n*.json files, "
+           "plain or .zst, in sorted order.  No input or '-' reads stdin.\n"
            "\n"
            "  -v, --vocab PATH          vocab.txt, or a directory with "
            "vocab.txt (WordPiece)\n"
@@ -97,7 +99,8 @@ help(void)
            "  -T, --tokenizer NAME      ernie (default), bert or gpt2-bpe\n"
            "  -M, --merges FILE         merges.txt, when -v names vocab.json\n"
            "  -o, --output-prefix PFX   write PFX.bin/.idx (or PFX_ids.npy/"
-           "_idx.npz)\n"
+           "_idx.npz); PFX\n"
+           "                            ends in a file name (not 'dir/')\n"
            "  -f, --format NAME         mmap (default) or npy\n"
            "  -k, --json-key KEY        the field to read (default 'text')\n"
            "  -S, --split-sentences     one item per sentence (needed for "
@@ -479,7 +482,7 @@ sink_write(void *arg, const void *data, size_t len)
     uint64_t docs = 0;
 
     while (p < end) {
-        uint32_t n_sent;
+        uint32_t n_sent, longest = 0;
 
         memcpy(&n_sent, p, sizeof(n_sent));
         p += sizeof(n_sent);
@@ -493,13 +496,17 @@ sink_write(void *arg, const void *data, size_t len)
                                        &s->err) < 0)
                 goto fail;
             p += (size_t)n * sizeof(int32_t);
+            longest = n > longest ? n : longest;
         }
         if (ds_writer_end_document(s->writer, &s->err) < 0)
             goto fail;
+        if (n_sent == 1)
+            s->n_one_sentence++;
+        else if (n_sent > 1 && longest > DS_MAPPING_LONG_SENTENCE)
+            s->n_long_sentence++;
         docs++;
     }
     s->docs_in += docs;
-    cli_progress_docs(s->prog, docs);
     return 0;
 fail:
     warnx("%s", s->err.msg);
@@ -510,11 +517,103 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 
-/* PaddleNLP reads *.jsonl and *.zst files of a directory. */
-static bool
-is_corpus_file(const char *path)
+/* The JSONL files of a directory: *.jsonl and *.json, plain or .zst
+ * (cli_is_json_name), but not the record beside a dataset (PREFIX.json
+ * beside PREFIX.idx or PREFIX_idx.npz).  PaddleNLP reads every *.zst
+ * too, whatever it holds: pku.txt.zst failed as JSONL. */
+static const char *
+not_corpus(const char *path)
 {
-    return cli_ends_with(path, ".jsonl") || cli_ends_with(path, ".zst");
+    static const char *const dataset[] = { ".idx", "_idx.npz", NULL };
+    size_t n = strlen(path);
+
+    if (!cli_is_json_name(path))
+        return "not *.jsonl or *.json (nor .zst of them)";
+    if (!cli_ends_with(path, ".json"))
+        return NULL;
+    for (int i = 0; dataset[i]; i++) {
+        char *p;
+        bool beside;
+
+        if (asprintf(&p, "%.*s%s", (int)(n - 5), path, dataset[i]) < 0)
+            err(1, NULL);
+        beside = access(p, F_OK) == 0;
+        free(p);
+        if (beside)
+            return "the record of a dataset beside it, not JSONL";
+    }
+    return NULL;
+}
+
+/* Warn when few documents can give ERNIE's SOP pairs (two sentences or
+ * more, none too long): train would find few samples, or none. */
+static void
+check_sop(const struct sink *s, uint64_t n_docs, bool chinese)
+{
+    uint64_t bad = s->n_one_sentence + s->n_long_sentence;
+
+    if (n_docs == 0 || 2 * bad <= n_docs)
+        return;
+    if (bad == n_docs)
+        warnx("warning: none of the %llu documents can give ERNIE's "
+              "sentence-order (SOP) pairs: train would find no sample",
+              (unsigned long long)n_docs);
+    else
+        warnx("warning: %llu of the %llu documents (%.0f%%) cannot give "
+              "ERNIE's sentence-order (SOP) pairs",
+              (unsigned long long)bad, (unsigned long long)n_docs,
+              100.0 * (double)bad / (double)n_docs);
+    if (s->n_one_sentence > 0)
+        warnx("warning: %llu %s one sentence (a pair needs two): %s",
+              (unsigned long long)s->n_one_sentence,
+              s->n_one_sentence == 1 ? "document has" : "documents have",
+              chinese ? "with --chinese the sentences are the lines of the "
+                        "text; was it split into sentences, one a line (as "
+                        "segment | json-pack does)?"
+                      : "ICU's sentence rules found no break in them; is the "
+                        "text in sentences, or (Chinese text one sentence a "
+                        "line) does it need --chinese?");
+    if (s->n_long_sentence > 0)
+        warnx("warning: %llu %s a sentence of more than %d tokens, which "
+              "train skips",
+              (unsigned long long)s->n_long_sentence,
+              s->n_long_sentence == 1 ? "document has" : "documents have",
+              DS_MAPPING_LONG_SENTENCE);
+}
+
+/* Name the tokens whose ids the "##" extension takes over: with a vocab
+ * that repeats tokens, PaddleNLP numbers the new "##<CJK>" tokens from
+ * its count of distinct tokens, so the first of them share ids with the
+ * vocab's last ones (ernie-3.0-base-zh: "##的" gets 39979, "[UNK]"). */
+static void
+warn_reused_ids(const struct tok_vocab *vocab, const tok_id *cont,
+                const char *path)
+{
+    size_t n_ids = tok_vocab_n_ids(vocab), base = tok_vocab_size(vocab);
+    size_t shown = 0, more = 0;
+
+    for (size_t id = 0; id < n_ids; id++) {
+        const char *old, *t;
+
+        if (cont[id] < (tok_id)base || (size_t)cont[id] >= n_ids)
+            continue;
+        old = tok_vocab_token(vocab, cont[id], NULL);
+        if (old == NULL)
+            continue;
+        if (shown == 3) {
+            more++;
+            continue;
+        }
+        t = tok_vocab_token(vocab, (tok_id)id, NULL);
+        warnx("warning: '%s' repeats tokens, so (as in PaddleNLP) the "
+              "'##' ids start at its %zu distinct tokens: '##%s' gets id "
+              "%ld, the id of '%s'",
+              path, base, t, (long)cont[id], old);
+        shown++;
+    }
+    if (more)
+        warnx("warning: '%s': %zu more '##' ids are ids of its tokens", path,
+              more);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -747,6 +846,10 @@ main(int argc, char **argv)
         warnx("%s is required", vocab_path == NULL ? "--vocab" : "-o PREFIX");
         usage();
     }
+    if (ds_prefix_check(prefix, &de) < 0) {
+        warnx("-o: %s", de.msg);
+        usage();
+    }
     if (c.cn_splited && *dimer == '\0') {
         warnx("--cn-split-dimer must not be empty");
         usage();
@@ -778,6 +881,17 @@ main(int argc, char **argv)
     c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
     record_options(&meta, &c, vocab_path, append_eos);
 
+    /* The inputs first: a mistake there fails before the models load. */
+    if (cli_files_expand(&files, argc, argv, not_corpus, "JSONL ", quiet) !=
+        0) {
+        cli_files_release(&files);
+        return cli_exit_status(1);
+    }
+    total = files.total_bytes;
+    if (argc > 0 && files.n == 0)
+        errx(1, "no input: the directories hold no *.jsonl or *.json file "
+                "(nor .zst of them)");
+
     /* The tokenizer, and the dtype PaddleNLP would pick for it. */
     if (c.tokenizer == TOKENIZER_GPT2_BPE) {
         char *vj = in_dir(vocab_path, "vocab.json");
@@ -808,8 +922,7 @@ main(int argc, char **argv)
         char *vt = in_dir(vocab_path, "vocab.txt");
         struct tok_opts o;
 
-        if (tok_vocab_load(&vocab, vt, &e) < 0)
-            errx(1, "%s", e.msg);
+        vocab = cli_vocab_load(vt, quiet);
         if (ds_meta_file_sha256(vt, meta.vocab_sha256, &de) < 0)
             errx(1, "%s", de.msg);
         tok_opts_init(&o, c.tokenizer == TOKENIZER_ERNIE ? TOK_FLAVOR_ERNIE
@@ -830,9 +943,7 @@ main(int argc, char **argv)
             added = tok_vocab_cont_ids(vocab, cont);
             n_ext_ids = vocab_size + added > n_ids ? vocab_size + added : n_ids;
             if (n_ids > vocab_size && added > 0 && !quiet)
-                warnx("warning: '%s' repeats tokens, so (as in PaddleNLP) the "
-                      "first '##' ids reuse ids %zu..%zu of the vocab",
-                      vt, vocab_size, n_ids - 1);
+                warn_reused_ids(vocab, cont, vt);
             marks = wwm_vocab_new(vocab, cont, c.max_word_len, dimer);
             if (marks == NULL)
                 err(1, "'%s'", vt);
@@ -888,20 +999,14 @@ main(int argc, char **argv)
             w->sentences = cli_sentences_new();
     }
 
-    if (cli_files_expand(&files, argc, argv, is_corpus_file,
-                         "*.jsonl or *.zst ", "not *.jsonl or *.zst",
-                         quiet) != 0)
-        return cli_exit_status(1);
-    total = files.total_bytes;
-    if (argc > 0 && files.n == 0)
-        errx(1, "no input: the directories hold no *.jsonl or *.zst file");
     if (ds_meta_check_name(prefix, &de) < 0 ||
         ds_writer_open(&sink.writer, prefix, format, dtype, &de) < 0)
         errx(1, "%s", de.msg);
     sink.docs_in = 0;
+    sink.n_one_sentence = sink.n_long_sentence = 0;
     sink.failed = false;
-    sink.prog = &prog;
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    prog.unit = "documents";
     prog.total = total;
     prog.log_every = quiet ? 0 : log_every;
     prog.next_log = log_every;
@@ -961,6 +1066,9 @@ main(int argc, char **argv)
             free(names[0]);
             free(names[1]);
         }
+        /* Only ERNIE trains on sentence pairs, and only -S makes them. */
+        if (rval == 0 && !quiet && split && c.tokenizer != TOKENIZER_GPT2_BPE)
+            check_sop(&sink, n_docs, chinese);
     } else {
         ds_writer_abort(sink.writer);
     }

@@ -28,6 +28,7 @@ struct packer {
     uint64_t doc_chars;
     uint64_t n_docs, n_dropped, n_written;
     struct cli_output *out;
+    struct cli_progress *prog;
     /* Shuffling: records go to bucket files by the top bits of a key. */
     bool shuffle;
     uint64_t seed;
@@ -193,6 +194,7 @@ end_doc(struct packer *p)
     if (p->doc.len == 0 && p->doc_chars == 0)
         return 0;
     p->n_docs++;
+    cli_progress_records(p->prog, 1);
     if (p->doc_chars > p->min_chars) {
         tok_buf_clear(&p->json);
         if (tok_buf_append(&p->json, "{", 1) < 0 ||
@@ -251,6 +253,28 @@ is_spliter(const struct packer *p, const char *s, size_t len)
     return b - a == p->spliter_len && memcmp(s + a, p->spliter, b - a) == 0;
 }
 
+/* Whether line number lineno s[0..len) of `in` may be packed: the first
+ * line that is not blank must not be a JSON object with a "text" field or
+ * one named by -k (JSONL, which json-pack would wrap in JSON again). */
+static bool
+not_jsonl(const struct packer *p, const struct cli_input *in, const char *s,
+          size_t len, uint64_t lineno, bool *checked)
+{
+    static const char advice[] = "it goes to create-pretraining-data as it is";
+    struct cli_chunk_result r;
+
+    if (*checked || cli_is_blank_line(s, len))
+        return true;
+    *checked = true;
+    memset(&r, 0, sizeof(r));
+    if (cli_jsonl_check(&r, s, len, 1, "text", advice) &&
+        cli_jsonl_check(&r, s, len, 1, p->key, advice))
+        return true;
+    warnx("%s:%llu: %s", cli_input_name(in), (unsigned long long)lineno,
+          r.err_msg);
+    return false;
+}
+
 /* One line, newline included when present (already LF-normalized). */
 static int
 add_line(struct packer *p, const char *s, size_t len, bool has_nl)
@@ -274,11 +298,12 @@ pack_file(struct packer *p, struct cli_input *in, struct cli_progress *prog)
     struct tok_buf line;
     char buf[1 << 16];
     uint64_t lineno = 1;
-    bool cr = false;
+    bool cr = false, checked = false;
     long got;
     int rc = 0;
 
     tok_buf_init(&line);
+    cli_progress_input(prog, in);
     while (rc == 0 && (got = cli_input_read(in, buf, sizeof(buf))) > 0) {
         cli_progress_add(prog, (uint64_t)got);
         for (long i = 0; i < got && rc == 0; i++) {
@@ -301,6 +326,11 @@ pack_file(struct packer *p, struct cli_input *in, struct cli_progress *prog)
                 rc = -1;
                 break;
             }
+            if (!not_jsonl(p, in, line.data ? line.data : "", line.len, lineno,
+                           &checked)) {
+                rc = -1;
+                break;
+            }
             rc = add_line(p, line.data ? line.data : "", line.len, true);
             tok_buf_clear(&line);
             lineno++;
@@ -313,12 +343,15 @@ pack_file(struct packer *p, struct cli_input *in, struct cli_progress *prog)
             warnx("%s:%llu: invalid UTF-8", cli_input_name(in),
                   (unsigned long long)lineno);
             rc = -1;
+        } else if (!not_jsonl(p, in, line.data, line.len, lineno, &checked)) {
+            rc = -1;
         } else {
             rc = add_line(p, line.data, line.len, false);
         }
     }
     if (rc == 0)
         rc = end_doc(p);
+    cli_progress_input(prog, NULL);
     tok_buf_release(&line);
     return rc;
 }
@@ -519,10 +552,13 @@ main(int argc, char **argv)
     cli_output_open(&out, out_path);
     p.out = &out;
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    prog.unit = "documents";
+    p.prog = &prog;
     {
         static char *const stdin_only[] = { "-", NULL };
         char *const *files = argc > 0 ? argv : stdin_only;
 
+        prog.total = cli_stored_bytes(files);
         for (; *files && rval == 0; files++) {
             struct cli_input *in = cli_input_open(*files);
 

@@ -433,6 +433,7 @@ copy_dataset(struct copier *c, const struct ds_dataset *d)
             if (s + 1 == doc_end) {
                 if (ds_writer_end_document(c->w, &c->err) < 0)
                     return -1;
+                c->prog->records++;
                 doc_end = ds_document_first(d, ++k + 1);
             }
         }
@@ -460,6 +461,7 @@ merge(const struct prefixes *in, const char *out, enum ds_format format,
         errx(1, "%s", c.err.msg);
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
     prog.total = t->bytes;
+    prog.unit = "documents";
     c.prog = &prog;
     for (size_t i = 0; i < in->n && rval == 0; i++) {
         struct ds_dataset *d;
@@ -554,6 +556,14 @@ main(int argc, char **argv)
     if (out == NULL || *out == '\0') {
         warnx("-o PREFIX is required");
         usage();
+    }
+    {
+        struct ds_err e;
+
+        if (ds_prefix_check(out, &e) < 0) {
+            warnx("-o: %s", e.msg);
+            usage();
+        }
     }
     if (argc == 0) {
         warnx("no input: give dataset prefixes or directories");

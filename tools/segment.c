@@ -41,6 +41,7 @@ struct ctx {
     bool blank_docs, words_only, skip_bad, hmm;
     enum rule rule;
     const char *json_key;
+    bool jsonl_check; /* text by default, not by -f text: refuse JSONL */
     struct worker *workers;
 };
 
@@ -416,6 +417,11 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
     const char *p = lines, *end = lines + len;
     uint64_t line = first_line;
 
+    if (c->jsonl_check &&
+        !cli_jsonl_check(r, lines, len, first_line, c->json_key,
+                         "read it with -f jsonl (or give -f text to segment "
+                         "its lines as they are)"))
+        return;
     while (p < end) {
         const char *rec = p, *rec_end;
         uint64_t rec_line = line;
@@ -534,6 +540,7 @@ main(int argc, char **argv)
     const char *model = NULL, *out_path = NULL, *user_dict = NULL;
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false, key_given = false;
+    bool format_given = false;
     int ch, rval = 0;
 
     memset(&c, 0, sizeof(c));
@@ -563,6 +570,7 @@ main(int argc, char **argv)
             if (k < 0)
                 usage();
             c.format = (enum in_format)k;
+            format_given = true;
             break;
         }
         case 'H':
@@ -621,6 +629,7 @@ main(int argc, char **argv)
     argv += optind;
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
+    c.jsonl_check = c.format == IN_TEXT && !format_given;
     jieba = cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
     c.jieba = jieba;
     c.workers = calloc(n_threads, sizeof(*c.workers));
@@ -651,6 +660,7 @@ main(int argc, char **argv)
     run.fn = process_chunk;
     run.ctx = &c;
     run.prog = NULL;
+    run.unit = "documents";
     rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         struct worker *w = &c.workers[i];

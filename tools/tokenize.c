@@ -241,6 +241,10 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
     const char *p = lines, *end = lines + len;
     uint64_t line = first_line;
 
+    if (!c->jsonl && !c->decode &&
+        !cli_jsonl_check(r, lines, len, first_line, c->json_key,
+                         "tokenize its field with -J (or -k KEY)"))
+        return;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -443,8 +447,7 @@ main(int argc, char **argv)
         free(json);
         free(txt);
     } else {
-        if (tok_vocab_load(&vocab, vocab_path, &e) < 0)
-            errx(1, "%s", e.msg);
+        vocab = cli_vocab_load(vocab_path, quiet);
         if (c.decode && tok_vocab_extend_chinese(vocab, &e) < 0)
             errx(1, "%s", e.msg);
         if (tok_tokenizer_new(&tok, vocab, &opts, &e) < 0)
@@ -475,6 +478,7 @@ main(int argc, char **argv)
     run.fn = process_chunk;
     run.ctx = &c;
     run.prog = NULL;
+    run.unit = "lines";
     rval = cli_run_files(&run, argc, argv, &out);
     for (unsigned i = 0; i < n_threads; i++) {
         tok_encoding_release(&c.workers[i].enc);

@@ -7,13 +7,11 @@
  * vocab_bpe_train() (vocab/vocab_bpe.c).  See vocab-build(1).
  */
 #include <err.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -82,6 +80,16 @@ count_chunk(void *arg, unsigned worker, const char *lines, size_t len,
     struct tok_err e;
     size_t bad = 0;
 
+    if (!cli_jsonl_check(res, lines, len, first_line, "text",
+                         "give the text of the field instead (e.g. jq -r "
+                         ".text FILE)"))
+        return;
+    /* The lines, for the progress line. */
+    for (const char *p = lines, *end = lines + len; p < end; res->n_records++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+        p = nl ? nl + 1 : end;
+    }
     if (vocab_bpe_words_add_lines(c->words[worker], lines, len, &bad, &e) < 0)
         cli_chunk_error(res, first_line + bad, "%s", e.msg);
 }
@@ -208,8 +216,10 @@ vb_bpe_main(int argc, char **argv)
     opt.n_special = n_special;
 
     /* The directory first, so that a bad -o fails before the work. */
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        err(1, "cannot create '%s'", dir);
+    if (cli_mkdirs(dir) < 0) {
+        free(special);
+        return cli_exit_status(1);
+    }
 
     c.words = (struct vocab_bpe_words **)calloc(n_threads, sizeof(*c.words));
     if (c.words == NULL)
@@ -226,6 +236,7 @@ vb_bpe_main(int argc, char **argv)
     run.progress = progress;
     run.fn = count_chunk;
     run.ctx = &c;
+    run.unit = "lines";
     rval = cli_run_files(&run, argc, argv, &sink);
     if (rval != 0) {
         warnx("bpe: nothing written to '%s': an input failed", dir);

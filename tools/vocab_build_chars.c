@@ -40,9 +40,10 @@ help(void)
            "Count every character (code point) of every line, newlines "
            "included, as the\nseed's gen_char.py does, and write "
            "'char<TAB>count' lines by descending count\n(ties by code "
-           "point): vocab-charcount(5).  Directories are read recursively;"
-           "\nfiles may be zstd-compressed; no file or '-' reads stdin.  "
-           "\"\\r\\n\" and \"\\r\" count\nas \"\\n\" (Python's text mode).\n"
+           "point): vocab-charcount(5).  Directories are read recursively"
+           "\n(JSON files skipped); files may be zstd-compressed; no file "
+           "or '-' reads\nstdin.  \"\\r\\n\" and \"\\r\" count as "
+           "\"\\n\" (Python's text mode).\n"
            "\n"
            "  -m, --merge            add up count files instead of counting "
            "text\n"
@@ -116,6 +117,12 @@ count_chunk(void *vctx, unsigned worker, const char *s, size_t len,
     uint64_t line = first_line;
     size_t pos = 0;
 
+    if (!cli_jsonl_check(r, s, len, first_line, "text",
+                         "give the text of the field instead (e.g. jq -r "
+                         ".text FILE)"))
+        return;
+    /* The lines, for the progress line. */
+    r->n_records = count_newlines(s, len) + (len > 0 && s[len - 1] != '\n');
     if (c->tables[worker] == NULL &&
         vocab_counts_new(&c->tables[worker], &e) < 0) {
         cli_chunk_error(r, line, "%s", e.msg);
@@ -164,6 +171,14 @@ discard(void *ctx, const void *p, size_t n)
     return 0;
 }
 
+/* The files of a directory that are text: not JSON (which would be
+ * refused when read: cli_jsonl_check). */
+static const char *
+not_text(const char *path)
+{
+    return cli_is_json_name(path) ? "JSON, not text" : NULL;
+}
+
 int
 vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
                bool skip_bad, bool quiet, bool progress,
@@ -177,8 +192,9 @@ vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
     struct tok_err e;
     int rval = 0;
 
-    rval = cli_files_expand(&files, n_paths, paths, NULL, "", "", quiet);
+    rval = cli_files_expand(&files, n_paths, paths, not_text, "text ", quiet);
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
+    prog.unit = "lines";
     prog.total = files.total_bytes;
 
     memset(&ctx, 0, sizeof(ctx));

@@ -553,8 +553,21 @@ test_writer_rejects_bad_arguments(void)
                                 DS_FORMAT_MMAP, DS_DTYPE_INT32, &e),
                  DS_EIO);
     CHECK_MSG(e, "cannot create");
-    CHECK_MSG(e, "no/such/dir/a.bin.tmp.");
+    /* The file asked for, not its temporary name. */
+    CHECK_MSG(e, "no/such/dir/a.bin'");
+    CHECK(strstr(e.msg, ".tmp.") == NULL);
     CHECK(w == NULL);
+    /* A prefix without a file name, or that is a directory, is refused
+     * (it gave "dir/.bin", or "dir.bin" beside the directory). */
+    CHECK_EQ_INT(ds_writer_open(&w, path_of(dir, "out/"), DS_FORMAT_MMAP,
+                                DS_DTYPE_INT32, &e),
+                 DS_EINVAL);
+    CHECK_MSG(e, "has no file name");
+    CHECK_EQ_INT(ds_writer_open(&w, dir, DS_FORMAT_MMAP, DS_DTYPE_INT32, &e),
+                 DS_EINVAL);
+    CHECK_MSG(e, "is a directory");
+    CHECK(w == NULL);
+    CHECK_EQ_INT(ds_prefix_check(path_of(dir, "x"), &e), 0);
 
     CHECK_EQ_INT(ds_writer_open(&w, path_of(dir, "a"), DS_FORMAT_MMAP,
                                 DS_DTYPE_INT32, &e),

@@ -192,6 +192,56 @@ test_vocab_repeated_token_keeps_last_id(void)
 }
 
 static void
+test_vocab_repeats_name_lines(void)
+{
+    /* Plain: lines are ids + 1; a third "x" repeats the second. */
+    struct tok_vocab *v = vocab_from("[UNK]\nx\ny\nx\nz\nx\n");
+    const struct tok_vocab_repeat *r;
+    size_t n = 99;
+
+    CHECK(v != NULL);
+    if (v == NULL)
+        return;
+    r = tok_vocab_repeats(v, &n);
+    CHECK_EQ_INT(n, 2);
+    if (n == 2) {
+        CHECK_EQ_INT(r[0].id, 3);
+        CHECK_EQ_INT(r[0].dropped_id, 1);
+        CHECK_EQ_INT(r[0].line, 4);
+        CHECK_EQ_INT(r[0].first_line, 2);
+        CHECK_EQ_INT(r[1].id, 5);
+        CHECK_EQ_INT(r[1].dropped_id, 3);
+        CHECK_EQ_INT(r[1].line, 6);
+        CHECK_EQ_INT(r[1].first_line, 4);
+        CHECK_EQ_STR(tok_vocab_token(v, r[1].id, NULL), "x");
+    }
+    tok_vocab_free(v);
+
+    /* token<TAB>id: the lines, not the ids, of the two entries. */
+    v = vocab_from("x\t2\n[UNK]\t0\nx\t1\n");
+    CHECK(v != NULL);
+    if (v == NULL)
+        return;
+    r = tok_vocab_repeats(v, &n);
+    CHECK_EQ_INT(n, 1);
+    if (n == 1) {
+        CHECK_EQ_INT(r[0].id, 1);
+        CHECK_EQ_INT(r[0].dropped_id, 2);
+        CHECK_EQ_INT(r[0].line, 3);
+        CHECK_EQ_INT(r[0].first_line, 1);
+    }
+    tok_vocab_free(v);
+
+    v = vocab_from(wp_vocab);
+    CHECK(v != NULL);
+    if (v != NULL) {
+        tok_vocab_repeats(v, &n);
+        CHECK_EQ_INT(n, 0);
+    }
+    tok_vocab_free(v);
+}
+
+static void
 check_vocab_error(const char *text, size_t len, const char *needle)
 {
     struct tok_vocab *v = (struct tok_vocab *)1;
@@ -416,6 +466,19 @@ test_vocab_copy(void)
     CHECK_EQ_INT(tok_vocab_find(v, "##\xe7\x9a\x84", 5), -1); /* ##的 */
     CHECK_EQ_INT(tok_vocab_find(v, "[UNK]", 5), 39979);
     CHECK_EQ_STR(tok_vocab_token(v, 39979, NULL), "[UNK]");
+    {
+        /* The file repeats "$" (lines 12085 and 18006), in the copy too. */
+        size_t n = 0;
+        const struct tok_vocab_repeat *r = tok_vocab_repeats(c, &n);
+
+        CHECK_EQ_INT(n, 1);
+        if (n == 1) {
+            CHECK_EQ_STR(tok_vocab_token(c, r[0].id, NULL), "$");
+            CHECK_EQ_INT(r[0].first_line, 12085);
+            CHECK_EQ_INT(r[0].line, 18006);
+            CHECK_EQ_INT(r[0].dropped_id, 12084);
+        }
+    }
     tok_vocab_free(v);
     tok_vocab_free(c);
     tok_vocab_free(ref);
@@ -782,6 +845,7 @@ TESTS(test_tok, TEST(test_utf8_roundtrip_all_codepoints),
       TEST(test_vocab_plain_ids_are_line_numbers),
       TEST(test_vocab_tab_format_and_crlf),
       TEST(test_vocab_repeated_token_keeps_last_id),
+      TEST(test_vocab_repeats_name_lines),
       TEST(test_vocab_errors_name_file_and_line),
       TEST(test_vocab_load_missing_file),
       TEST(test_vocab_extend_chinese_spec_vector), TEST(test_vocab_real_files),
