@@ -21,24 +21,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "checkpoint.h"
+#include "cli/args.h"
+#include "ckpt/checkpoint.h"
 #include "comm.h"
-#include "config.h"
-#include "data_meta.h"
+#include "model/config.h"
+#include "data/data_meta.h"
 #include "ds.h"
-#include "events.h"
-#include "hf_tokenizer.h"
-#include "interrupt.h"
-#include "model.h"
+#include "log/events.h"
+#include "ckpt/hf_tokenizer.h"
+#include "cli/interrupt.h"
+#include "model/model.h"
 #include "ops.h"
-#include "optim.h"
-#include "peak.h"
-#include "runlog.h"
-#include "safetensors.h"
+#include "optim/optim.h"
+#include "log/peak.h"
+#include "log/runlog.h"
+#include "ckpt/safetensors.h"
 #include "tok.h"
-#include "whole.h"
-#include "weights.h"
+#include "ckpt/whole.h"
+#include "ckpt/weights.h"
 
 /* ------------------------------------------------------------------------ */
 /* Logging, in PaddleNLP's logger format                                     */

@@ -16,8 +16,8 @@
 
 #include "../harness.h"
 #include "../harness_files.h"
-#include "events.h"
-#include "hf_tokenizer.h"
+#include "log/events.h"
+#include "ckpt/hf_tokenizer.h"
 #include "vdl_record.pb-c.h"
 
 static void

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../harness.h"
-#include "peak.h"
+#include "log/peak.h"
 
 #define CLOSE(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))
 

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "../harness.h"
-#include "config.h"
-#include "model.h"
+#include "model/config.h"
+#include "model/model.h"
 #include "ops.h"
-#include "params.h"
+#include "model/params.h"
 
 static void
 no_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)

@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "config.h"
-#include "interrupt.h"
-#include "model.h"
-#include "optim.h"
+#include "model/config.h"
+#include "cli/interrupt.h"
+#include "model/model.h"
+#include "optim/optim.h"
 #include "safetensors.h"
 #include "weights.h"
 #include "banned.h"
