@@ -15,10 +15,16 @@ OPENBLAS_CFLAGS :=
 OPENBLAS_LIBS := -lopenblas
 endif
 
-LIBTRAIN_SRCS := $(filter-out train/comm/comm_nccl.c,\
+# The program's own layer (train/main.c and the folders below, which share
+# run/run.h) stops the run on an error, so it is linked into the tool only;
+# libtrain's functions return their errors.
+TRAIN_PROG_DIRS := data run step zero
+TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
+LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
 	$(wildcard train/*/*.c))
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
+TRAIN_PROG_OBJS := $(TRAIN_PROG_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 LIBTRAIN := $(BUILD)/libtrain.a
 PROTOC_C ?= protoc-c
 # protobuf-c packs the TensorBoard and VisualDL records, ISA-L's
@@ -104,7 +110,7 @@ $(LIBTRAIN): $(LIBTRAIN_OBJS)
 
 # The `train` tool.
 TRAIN_TOOL := $(BUILD)/train
-$(TRAIN_TOOL): $(BUILD)/libtrain/main.o $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
+$(TRAIN_TOOL): $(TRAIN_PROG_OBJS) $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
