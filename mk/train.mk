@@ -134,7 +134,7 @@ $(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
 
 # The safetensors fuzz target (tests/fuzz/fuzz_safetensors.c) reads with
 # train/ckpt/safetensors.c: its corpus replay links libtrain, and its
-# libFuzzer build compiles that one file.
+# libFuzzer build compiles that file and train/util/tr_util.c.
 $(BUILD)/tests/fuzz/fuzz_safetensors.o: ALL_CFLAGS += -Itrain
 $(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
 		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTRAIN)
@@ -142,7 +142,9 @@ $(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
 		$(REQ_LIBS)
 
 build-fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c \
-		train/ckpt/safetensors.c train/ckpt/safetensors.h
+		train/ckpt/safetensors.c train/ckpt/safetensors.h \
+		train/util/tr_util.c train/util/tr_util.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Ilibtok -Itrain \
-		$(FUZZ_FLAGS) -o $@ $< train/ckpt/safetensors.c
+		$(FUZZ_FLAGS) -o $@ $< train/ckpt/safetensors.c \
+		train/util/tr_util.c

@@ -19,6 +19,7 @@
 #include "ckpt/safetensors.h"
 #include "ds.h"
 #include "run.h"
+#include "util/tr_util.h"
 
 char *
 file_in(const char *path, const char *name)
@@ -35,30 +36,15 @@ file_in(const char *path, const char *name)
     return out;
 }
 
-/* mkdir -p path, as os.makedirs(exist_ok=True); on failure -1 with errno
- * and the directory that could not be made in failed. */
+/* mkdir -p path, as os.makedirs(exist_ok=True), and path a directory; on
+ * failure -1 with errno and the directory that could not be made in
+ * failed. */
 static int
 make_dirs(const char *path, char failed[PATH_MAX])
 {
-    size_t n = strlen(path);
     struct stat st;
 
-    if (n == 0 || n >= PATH_MAX) {
-        errno = n ? ENAMETOOLONG : ENOENT;
-        snprintf(failed, PATH_MAX, "%s", path);
-        return -1;
-    }
-    memcpy(failed, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (failed[i] != '/' && failed[i] != '\0')
-            continue;
-        failed[i] = '\0';
-        if (mkdir(failed, 0777) < 0 && errno != EEXIST)
-            return -1;
-        if (i < n)
-            failed[i] = '/';
-    }
-    if (stat(path, &st) < 0)
+    if (tr_make_dirs(path, failed) < 0 || stat(path, &st) < 0)
         return -1;
     if (!S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
