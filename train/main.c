@@ -32,7 +32,9 @@
  *     ckpt/               safetensors, weights, checkpoints, whole models,
  *                         tokenizer files
  *     log/                event files, train_log.jsonl, FLOPs, the peak
- *     ops.h, cpu/         the compute interface; its CPU backend
+ *     util/tr_util.c      fail(), write_all(), mkdir -p, a parent's fsync
+ *     ops.h, cpu/, cuda/  the compute interface; its CPU backend (the
+ *                         reference); the CUDA backend (cuda/README.md)
  *     comm.h, comm/       the communication interface; one rank, MPI, NCCL
  */
 #include <errno.h>
