@@ -15,10 +15,10 @@ OPENBLAS_CFLAGS :=
 OPENBLAS_LIBS := -lopenblas
 endif
 
-# The program's own layer (train/main.c and the folders below, which share
-# run/run.h) stops the run on an error, so it is linked into the tool only;
-# libtrain's functions return their errors.
-TRAIN_PROG_DIRS := data run step zero
+# The program (train/main.c and the folders below, which share run/run.h)
+# stops the run on an error, so it is linked into the tool only; libtrain's
+# functions return their errors.
+TRAIN_PROG_DIRS := data run step trainer zero
 TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
 LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
 	$(wildcard train/*/*.c))

@@ -6,36 +6,38 @@
  * cadence.  See train(1) and erniekit-checkpoint(5).
  *
  * This file is the program: the flags, the setup, the training loop.
- * Which file defines what (train/README.md draws the layers):
+ * Which file defines what, from the top layer down (train/README.md):
  *
- *   the program (run/run.h: struct run; these stop the run on an error)
- *     run/messages.c      log lines in PaddleNLP's format, fatal(), usage
- *     run/setup.c         ranks, batch sizes, config, vocab, model, optimizer
- *     run/paths.c         input, output and cache paths; the output lock
- *     run/checkpointing.c resume, --continue_training or init; saves
- *     run/evaluate.c      the valid and test splits
- *     run/report.c        start lines, the step line, train_log.jsonl, events
- *     run/stop.c          SIGTERM/SIGUSR1 at a step boundary; test faults
- *     data/datasets.c     vocabulary, sidecar check, corpus, loaders
- *     data/loader.c       micro-batches in PaddleNLP's collation
+ *   the program (its files stop the run on an error)
+ *     trainer/setup.c     ranks, batch sizes, config, vocab, model, optimizer
+ *     trainer/paths.c     input, output and cache paths; the output lock
+ *     trainer/checkpointing.c  resume, --continue_training or init; saves
+ *     trainer/evaluate.c  the valid and test splits
+ *     trainer/report.c    start lines, the step line, train_log.jsonl, events
+ *     trainer/stop.c      SIGTERM/SIGUSR1 at a step boundary
  *     step/step.c         one step: micro-steps, reduction, norm, AdamW
  *     step/micro.c        a micro-step's forward and backward
  *     step/pipeline.c     the 1F1B schedule, stage-to-stage transfers
  *     zero/zero_grads.c   data parallelism, sharding's ranges, stages 0-2
  *     zero/zero_params.c  sharding's parameters, stage 3's gather and drop
  *     zero/zero_moments.c sharded moments in global coordinates
+ *     data/datasets.c     vocabulary, sidecar check, corpus, loaders
+ *     data/loader.c       micro-batches in PaddleNLP's collation
+ *     run/run.h           struct run, shared by all of the above
+ *     run/messages.c      log lines in PaddleNLP's format, fatal(), usage
+ *     run/test_hooks.c    the tests' faults (TRAIN_TEST_*)
  *   libtrain (its functions return their errors)
- *     cli/args.c          the flags, PaddleNLP's names, config files
- *     cli/interrupt.c     signal handlers
- *     model/              config.json, the tensor table, ERNIE and GPT
- *     optim/optim.c       learning-rate schedules, clipping, AdamW
  *     ckpt/               safetensors, weights, checkpoints, whole models,
  *                         tokenizer files
+ *     cli/args.c          the flags, PaddleNLP's names, config files
+ *     cli/interrupt.c     signal handlers
+ *     optim/optim.c       learning-rate schedules, clipping, AdamW
  *     log/                event files, train_log.jsonl, FLOPs, the peak
- *     util/tr_util.c      fail(), write_all(), mkdir -p, a parent's fsync
+ *     model/              config.json, the tensor table, ERNIE and GPT
  *     ops.h, cpu/, cuda/  the compute interface; its CPU backend (the
  *                         reference); the CUDA backend (cuda/README.md)
  *     comm.h, comm/       the communication interface; one rank, MPI, NCCL
+ *     util/tr_util.c      fail(), write_all(), mkdir -p, a parent's fsync
  */
 #include <errno.h>
 #include <signal.h>
@@ -45,7 +47,10 @@
 
 #include "cli/args.h"
 #include "cli/interrupt.h"
-#include "run/run.h"
+#include "data/datasets.h"
+#include "step/step.h"
+#include "trainer/trainer.h"
+#include "zero/zero.h"
 
 /* The run's steps; returns 0, or the signal that stopped it. */
 static int
@@ -57,10 +62,10 @@ train_loop(struct run *r)
     int first_step = 1;
     int logged = 0;
 
-    r->train.pos.consumed_samples = r->st.consumed_samples;
+    r->train->pos.consumed_samples = r->st.consumed_samples;
     /* The valid loader resumes where PaddleNLP's would (7.8): eval_iters
      * global batches per evaluation so far. */
-    r->valid.pos.consumed_samples =
+    r->valid->pos.consumed_samples =
         (uint64_t)r->gbs * (uint64_t)((r->st.global_step + 1) / a->eval_freq) *
         (uint64_t)a->eval_iters;
     while (r->st.global_step < a->max_steps) {
@@ -80,7 +85,7 @@ train_loop(struct run *r)
         }
         r->st.global_step = step;
         r->st.optimizer_step = r->opt.t;
-        r->st.consumed_samples = r->train.pos.consumed_samples;
+        r->st.consumed_samples = r->train->pos.consumed_samples;
         r->st.learning_rate = lr;
         if (test_hook_due(r, r->kill_at, step))
             raise(SIGKILL); /* tests: a crash right after this step */
@@ -100,7 +105,7 @@ train_loop(struct run *r)
             double t_aside = now();
 
             if (step % a->eval_freq == 0 && a->eval_iters > 0 && a->do_eval)
-                evaluate(r, &r->valid, "valid", a->eval_iters * r->accumulate,
+                evaluate(r, r->valid, "valid", a->eval_iters * r->accumulate,
                          0);
             if (step % a->checkpoint_steps == 0 || step == a->max_steps)
                 save(r, "model_last", 1);
@@ -155,8 +160,8 @@ main(int argc, char **argv)
     load_or_init(&r);
     if (r.stage3) /* keep this rank's range of the layers only */
         zero_stage3_start(&r);
-    open_loader(&r, &r.train, DS_SPLIT_TRAIN);
-    open_loader(&r, &r.valid, DS_SPLIT_VALID);
+    r.train = open_loader(&r, DS_SPLIT_TRAIN);
+    r.valid = open_loader(&r, DS_SPLIT_VALID);
     open_records(&r);
     stopped = train_loop(&r);
     run_release(&r);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "data_meta.h"
+#include "datasets.h"
 #include "ds.h"
-#include "run/run.h"
 #include "tok.h"
 
 static int32_t
@@ -115,11 +115,14 @@ open_data(struct run *r)
                  ds_corpus_n_stale(r->corpus));
 }
 
-void
-open_loader(struct run *r, struct loader *l, enum ds_split split)
+struct loader *
+open_loader(struct run *r, enum ds_split split)
 {
-    loader_init(l, r->corpus, split, r->cfg.type, r->a.micro_batch_size,
-                r->a.max_seq_len, max_masked(&r->a));
+    struct loader *l =
+        loader_new(r->corpus, split, r->cfg.type, r->a.micro_batch_size,
+                   r->a.max_seq_len, max_masked(&r->a));
+
     l->dp_rank = (uint32_t)r->replica;
     l->dp_world = (uint32_t)r->replicas;
+    return l;
 }

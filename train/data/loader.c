@@ -11,14 +11,16 @@
 #include "loader.h"
 #include "run/run.h"
 
-void
-loader_init(struct loader *l, const struct ds_corpus *c, enum ds_split split,
-            enum model_type type, int B, int T, int M_max)
+struct loader *
+loader_new(const struct ds_corpus *c, enum ds_split split, enum model_type type,
+           int B, int T, int M_max)
 {
     size_t BT = (size_t)B * (size_t)T;
     struct ds_err e;
+    struct loader *l = calloc(1, sizeof(*l));
 
-    memset(l, 0, sizeof(*l));
+    if (l == NULL)
+        fatal("out of memory");
     l->c = c;
     l->split = split;
     l->pos.split = split;
@@ -43,11 +45,14 @@ loader_init(struct loader *l, const struct ds_corpus *c, enum ds_split split,
     for (int i = 0; i < B; i++)
         if (ds_sample_init(&l->s[i], c, &e) < 0)
             fatal("%s", e.msg);
+    return l;
 }
 
 void
-loader_release(struct loader *l)
+loader_free(struct loader *l)
 {
+    if (l == NULL)
+        return;
     for (int i = 0; l->s && i < l->B; i++)
         ds_sample_release(&l->s[i]);
     free(l->s);
@@ -59,6 +64,7 @@ loader_release(struct loader *l)
     free(l->mpos);
     free(l->mlab);
     free(l->sop);
+    free(l);
 }
 
 /* The next micro-batch (PaddleNLP's collation, ernie-data.md 7.7): ERNIE

@@ -28,13 +28,12 @@ struct loader {
     int32_t *ids, *types, *mask, *mpos, *mlab, *sop, *labels;
 };
 
-/* loader_init: a loader of split reading micro-batches of B sequences of T
+/* loader_new: a loader of split reading micro-batches of B sequences of T
  * tokens, ERNIE's with at most M_max masked slots; dp_rank 0 of 1, from
- * the split's start. */
-void loader_init(struct loader *l, const struct ds_corpus *c,
-                 enum ds_split split, enum model_type type, int B, int T,
-                 int M_max);
-void loader_release(struct loader *l);
+ * the split's start.  loader_free() frees it (NULL allowed). */
+struct loader *loader_new(const struct ds_corpus *c, enum ds_split split,
+                          enum model_type type, int B, int T, int M_max);
+void loader_free(struct loader *l);
 
 /* loader_next: the next micro-batch into b (valid until the next call).
  * ERNIE rows padded to max_seq_len, masked slots flattened to b*T +

@@ -2,14 +2,16 @@
 /*
  * micro.c: the micro-steps of a training step: each micro-batch's forward
  * (its dropout seed keyed by its place in the global batch) and backward
- * (with the reduction hooks of the layout, zero/), one after the other, or
- * in the pipeline's 1F1B order (pipeline.c).
+ * (with the reduction hooks of the layout, zero/), and the micro-batches
+ * one after the other (pipeline.c has the 1F1B order).
  */
 #include <math.h>
 
 #include "log/flops.h"
 #include "ops.h"
-#include "run/run.h"
+#include "data/loader.h"
+#include "step.h"
+#include "zero/zero.h"
 
 /* The dropout seed of micro-batch `micro` of this rank: keyed by the
  * micro-batch's place in the global batch (rank r's micro-step k holds the
@@ -40,7 +42,7 @@ void
 load_micro(struct run *r, int64_t step, int k, struct batch *b)
 {
     model_use_slot(r->m, k % r->slots);
-    if (loader_next(&r->train, b))
+    if (loader_next(r->train, b))
         fatal("global step %lld: the training data ran out", (long long)step);
 }
 
@@ -82,7 +84,7 @@ backward_micro(struct run *r, int k)
 
 /* One rank, or a pipeline stage without neighbours: forward and backward
  * of each micro-batch in turn. */
-static void
+void
 micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
 {
     for (int k = 0; k < r->accumulate; k++) {
@@ -92,16 +94,4 @@ micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
         forward_micro(r, step, k, &b, acc);
         backward_micro(r, k);
     }
-}
-
-void
-micro_steps(struct run *r, int64_t step, struct losses *acc)
-{
-    if (r->pp > 1)
-        micro_steps_1f1b(r, step, acc);
-    else
-        micro_steps_plain(r, step, acc);
-    sync_tied(r, step);
-    if (r->stage2 && r->pp > 1) /* the tied pair, kept until now */
-        zero_shard_region(r, r->tied_off, r->tied_off + r->tied_n);
 }

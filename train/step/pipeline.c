@@ -6,7 +6,7 @@
  * summed over the first and last stages.
  */
 #include "comm.h"
-#include "run/run.h"
+#include "step.h"
 
 /* The bytes of activations a micro-batch passes between stages. */
 size_t

@@ -9,7 +9,22 @@
 #include <unistd.h>
 
 #include "comm.h"
-#include "run/run.h"
+#include "step.h"
+#include "zero/zero.h"
+
+/* The micro-steps: one after the other, or the pipeline's 1F1B; then the
+ * tied embeddings' gradients summed over the first and last stages. */
+static void
+micro_steps(struct run *r, int64_t step, struct losses *acc)
+{
+    if (r->pp > 1)
+        micro_steps_1f1b(r, step, acc);
+    else
+        micro_steps_plain(r, step, acc);
+    sync_tied(r, step);
+    if (r->stage2 && r->pp > 1) /* the tied pair, kept until now */
+        zero_shard_region(r, r->tied_off, r->tied_off + r->tied_n);
+}
 
 /* The global norm: each sharding rank has its range; the tensor-parallel
  * ranks each a part of the split tensors and the same replicated ones

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "comm.h"
-#include "run/run.h"
+#include "zero.h"
 
 /* Whether the layers' tensors form one contiguous run of the flat buffers,
  * layer after layer (so the layer buckets and the two ends cover

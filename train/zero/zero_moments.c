@@ -5,7 +5,7 @@
  * optimizer for a save, and this rank's range taken from one on resume.
  */
 #include "comm.h"
-#include "run/run.h"
+#include "zero.h"
 
 /* Sharding: a whole-table optimizer holding every rank's moments, for
  * saving (the transient price: the full moments on every rank). */

@@ -7,7 +7,7 @@
  * the next layer's gather under way meanwhile, and dropped after.
  */
 #include "comm.h"
-#include "run/run.h"
+#include "zero.h"
 
 /* Stage 3: parameters [a, b) gathered from the ranks owning its pieces;
  * start: only started (complete after the comm's wait_all()). */

@@ -18,7 +18,7 @@
 #include "ckpt/checkpoint.h"
 #include "ckpt/safetensors.h"
 #include "ds.h"
-#include "run.h"
+#include "trainer.h"
 #include "util/tr_util.h"
 
 char *

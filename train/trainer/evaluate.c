@@ -7,7 +7,9 @@
 #include <stdio.h>
 
 #include "comm.h"
-#include "run.h"
+#include "data/datasets.h"
+#include "step/step.h"
+#include "trainer.h"
 
 /* Seconds between the progress lines of an evaluation. */
 #define EVAL_PROGRESS_SECONDS 10.0
@@ -102,9 +104,8 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
 void
 evaluate_test(struct run *r)
 {
-    struct loader test;
+    struct loader *test = open_loader(r, DS_SPLIT_TEST);
 
-    open_loader(r, &test, DS_SPLIT_TEST);
-    evaluate(r, &test, "test", 10 * r->a.eval_iters * r->accumulate, 1);
-    loader_release(&test);
+    evaluate(r, test, "test", 10 * r->a.eval_iters * r->accumulate, 1);
+    loader_free(test);
 }

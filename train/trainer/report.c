@@ -14,7 +14,7 @@
 #include "comm.h"
 #include "log/events.h"
 #include "log/runlog.h"
-#include "run.h"
+#include "trainer.h"
 
 /* ------------------------------------------------------------------------ */
 /* At the start                                                              */

@@ -16,7 +16,8 @@
 #include "ckpt/weights.h"
 #include "ckpt/whole.h"
 #include "comm.h"
-#include "run.h"
+#include "trainer.h"
+#include "zero/zero.h"
 
 /* Whether this rank holds a part of the model (tensor or pipeline
  * parallelism): checkpoints then go through a whole model (whole.h). */

@@ -19,7 +19,9 @@
 #include "log/events.h"
 #include "log/peak.h"
 #include "ops.h"
-#include "run.h"
+#include "data/datasets.h"
+#include "trainer.h"
+#include "zero/zero.h"
 #include "tok.h"
 
 int
@@ -314,8 +316,8 @@ run_release(struct run *r)
     if (r->jsonl)
         fclose(r->jsonl);
     events_close(r->events);
-    loader_release(&r->train);
-    loader_release(&r->valid);
+    loader_free(r->train);
+    loader_free(r->valid);
     optim_release(&r->opt);
     if (r->gacc)
         model_ops(r->m)->release(r->gacc);
