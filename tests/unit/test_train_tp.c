@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_train_tp.c: unit tests of how tensor parallelism cuts the tensor
- * table (train/params.c): each split kind's local shape and the place of
+ * table (train/model/params.c): each split kind's local shape and the place of
  * a rank's elements in the whole tensor (GPT-2's fused c_attn by heads,
  * a padded vocab), and, on tiny ERNIE and GPT models with an odd vocab,
  * that the ranks' parts cover every element of the whole once, that
