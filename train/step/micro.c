@@ -7,9 +7,9 @@
  */
 #include <math.h>
 
+#include "data/loader.h"
 #include "log/flops.h"
 #include "ops.h"
-#include "data/loader.h"
 #include "step.h"
 #include "zero/zero.h"
 

@@ -15,14 +15,14 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "data/datasets.h"
 #include "ds.h"
 #include "log/events.h"
 #include "log/peak.h"
 #include "ops.h"
-#include "data/datasets.h"
+#include "tok.h"
 #include "trainer.h"
 #include "zero/zero.h"
-#include "tok.h"
 
 int
 launcher_rank(void)
