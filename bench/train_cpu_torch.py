@@ -32,7 +32,7 @@ benchmark, and the per-window timing of ours.
 
 Both timers print one line a window: "TOKENS/S TOKENS/CPU-S GFLOP/S",
 tokens/s by the wall clock, tokens per second of process CPU time, and
-model GFLOP/s counted as train/main.c's train_flops() counts them.
+model GFLOP/s counted as train/log/flops.c's train_flops() counts them.
 """
 import json
 import os
@@ -42,7 +42,7 @@ import time
 
 
 def flops_per_step(c, B, T, M):
-    """train/main.c's train_flops(): 3 x the forward's matrix products."""
+    """train/log/flops.c's train_flops(): 3 x the forward's matrix products."""
     gpt = c["model_type"] == "gpt2"
     C = c["n_embd"] if gpt else c["hidden_size"]
     L = c["n_layer"] if gpt else c["num_hidden_layers"]

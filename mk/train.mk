@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# libtrain: the trainer's library (train/*.c except the CLI's main), built
-# with OpenMP against OpenBLAS's OpenMP flavour (Debian's
-# libopenblas-openmp-dev), so our loops and the GEMMs share one thread pool.
+# libtrain: the trainer's library (train/*/*.c, the layers under the
+# program train/main.c; train/README.md shows them), built with OpenMP
+# against OpenBLAS's OpenMP flavour (Debian's libopenblas-openmp-dev), so
+# our loops and the GEMMs share one thread pool.
 # Whatever links $(LIBTRAIN) adds $(LIBTRAIN_LIBS) to its libraries.
 
 OPENBLAS_OMP_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
@@ -14,10 +15,16 @@ OPENBLAS_CFLAGS :=
 OPENBLAS_LIBS := -lopenblas
 endif
 
-LIBTRAIN_SRCS := $(filter-out train/main.c train/comm_nccl.c,\
-	$(wildcard train/*.c))
+# The program (train/main.c and the folders below, which share run/run.h)
+# stops the run on an error, so it is linked into the tool only; libtrain's
+# functions return their errors.
+TRAIN_PROG_DIRS := data run step trainer zero
+TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
+LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
+	$(wildcard train/*/*.c))
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
+TRAIN_PROG_OBJS := $(TRAIN_PROG_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 LIBTRAIN := $(BUILD)/libtrain.a
 PROTOC_C ?= protoc-c
 # protobuf-c packs the TensorBoard and VisualDL records, ISA-L's
@@ -39,36 +46,37 @@ $(error the trainer needs protobuf-c (libprotobuf-c-dev, protobuf-c-compiler) an
 endif
 endif
 
-# The records of the event files (train/*.proto, the fields we write of
+# The records of the event files (train/log/*.proto, the fields we write of
 # TensorFlow's Event and VisualDL's Record), compiled by protoc-c into
 # $(BUILD)/proto/ at build time; the generated code is never committed.
-TRAIN_PROTOS := $(wildcard train/*.proto)
-TRAIN_PROTO_HDRS := $(TRAIN_PROTOS:train/%.proto=$(BUILD)/proto/%.pb-c.h)
-LIBTRAIN_OBJS += $(TRAIN_PROTOS:train/%.proto=$(BUILD)/proto/%.pb-c.o)
-$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: train/%.proto
+TRAIN_PROTOS := $(wildcard train/log/*.proto)
+TRAIN_PROTO_HDRS := $(TRAIN_PROTOS:train/log/%.proto=$(BUILD)/proto/%.pb-c.h)
+LIBTRAIN_OBJS += $(TRAIN_PROTOS:train/log/%.proto=$(BUILD)/proto/%.pb-c.o)
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: train/log/%.proto
 	@mkdir -p $(@D)
 	@echo '   PROTOC  $@'
-	$(Q)$(PROTOC_C) --proto_path=train --c_out=$(BUILD)/proto $<
+	$(Q)$(PROTOC_C) --proto_path=train/log --c_out=$(BUILD)/proto $<
 $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -I$(BUILD)/proto -c -o $@ $<
 # The writers (and their unit test) include the generated headers.
-$(BUILD)/libtrain/tb_events.o $(BUILD)/libtrain/vdl_records.o \
+$(BUILD)/libtrain/log/tb_events.o $(BUILD)/libtrain/log/vdl_records.o \
 	$(BUILD)/tests/unit/test_train_events.o: $(TRAIN_PROTO_HDRS)
 
 # MPI (Open MPI: libopenmpi-dev) for several ranks; without it the trainer
 # runs one rank and says so when started by mpirun.  A new probe (make
 # reconfigure) rebuilds the backend.
-$(BUILD)/libtrain/comm_mpi.o: $(CONFIG_MK)
+$(BUILD)/libtrain/comm/comm_mpi.o: $(CONFIG_MK)
 
 # NCCL (GPU buffers; CUDA toolkit), with MPI for the bootstrap: built and
 # linked into its test here, run by `make test-gpu` on a machine with GPUs.
 CUDA_HOME ?= /usr/local/cuda
 ifeq ($(HAVE_NCCL)$(HAVE_MPI),11)
-NCCL_CFLAGS := -I$(CUDA_HOME)/include
+# -isystem: nccl.h's old-style prototypes are CUDA's, not ours (DEVELOPER=1).
+NCCL_CFLAGS := -isystem $(CUDA_HOME)/include
 NCCL_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl \
 	-lcudart
 TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
-$(BUILD)/libtrain/comm_nccl.o: train/comm_nccl.c $(CONFIG_MK)
+$(BUILD)/libtrain/comm/comm_nccl.o: train/comm/comm_nccl.c $(CONFIG_MK)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/comm/test_comm_nccl.o: tests/comm/test_comm.c
@@ -76,7 +84,7 @@ $(BUILD)/tests/comm/test_comm_nccl.o: tests/comm/test_comm.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) \
 		-DTEST_NCCL -c -o $@ $<
 $(TEST_GPU_BIN): $(BUILD)/tests/comm/test_comm_nccl.o \
-		$(BUILD)/libtrain/comm_nccl.o $(LIBTRAIN)
+		$(BUILD)/libtrain/comm/comm_nccl.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(NCCL_LIBS)
 ALL_TARGETS += $(TEST_GPU_BIN)
@@ -88,7 +96,7 @@ $(BUILD)/tests/test_comm_mpi: $(BUILD)/tests/comm/test_comm.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
 ALL_TARGETS += $(BUILD)/tests/test_comm_mpi
 ifeq ($(HAVE_MPI),1)
-$(BUILD)/libtrain/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
+$(BUILD)/libtrain/comm/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)
 LIBTRAIN_LIBS += $(shell mpicc --showme:link) -lpthread
 endif
@@ -102,7 +110,7 @@ $(LIBTRAIN): $(LIBTRAIN_OBJS)
 
 # The `train` tool.
 TRAIN_TOOL := $(BUILD)/train
-$(TRAIN_TOOL): $(BUILD)/libtrain/main.o $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
+$(TRAIN_TOOL): $(TRAIN_PROG_OBJS) $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
@@ -125,8 +133,8 @@ $(BUILD)/tests/drv_train: $(BUILD)/tests/drivers/drv_train.o $(LIBTRAIN) \
 $(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
 
 # The safetensors fuzz target (tests/fuzz/fuzz_safetensors.c) reads with
-# train/safetensors.c: its corpus replay links libtrain, and its libFuzzer
-# build compiles that one file.
+# train/ckpt/safetensors.c: its corpus replay links libtrain, and its
+# libFuzzer build compiles that file and train/util/tr_util.c.
 $(BUILD)/tests/fuzz/fuzz_safetensors.o: ALL_CFLAGS += -Itrain
 $(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
 		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTRAIN)
@@ -134,7 +142,9 @@ $(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
 		$(REQ_LIBS)
 
 build-fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c \
-		train/safetensors.c train/safetensors.h
+		train/ckpt/safetensors.c train/ckpt/safetensors.h \
+		train/util/tr_util.c train/util/tr_util.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Ilibtok -Itrain \
-		$(FUZZ_FLAGS) -o $@ $< train/safetensors.c
+		$(FUZZ_FLAGS) -o $@ $< train/ckpt/safetensors.c \
+		train/util/tr_util.c

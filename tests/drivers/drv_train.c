@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "model.h"
+#include "model/config.h"
+#include "model/model.h"
 #include "ops.h"
-#include "optim.h"
-#include "safetensors.h"
-#include "weights.h"
+#include "optim/optim.h"
+#include "ckpt/safetensors.h"
+#include "ckpt/weights.h"
 
 static void __attribute__((format(printf, 1, 2), noreturn))
 die(const char *fmt, ...)

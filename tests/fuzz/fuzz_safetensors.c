@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "safetensors.h"
+#include "ckpt/safetensors.h"
 
 static int
 same(const struct st_tensor *a, const struct st_tensor *b)

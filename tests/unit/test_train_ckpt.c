@@ -20,12 +20,12 @@
 
 #include "../harness.h"
 #include "../harness_files.h"
-#include "checkpoint.h"
-#include "config.h"
-#include "model.h"
+#include "ckpt/checkpoint.h"
+#include "model/config.h"
+#include "model/model.h"
 #include "ops.h"
-#include "optim.h"
-#include "safetensors.h"
+#include "optim/optim.h"
+#include "ckpt/safetensors.h"
 
 static int
 exists(const char *path)

@@ -23,14 +23,14 @@
 
 #include "../harness.h"
 #include "../harness_files.h"
-#include "args.h"
-#include "checkpoint.h"
-#include "config.h"
-#include "interrupt.h"
-#include "model.h"
+#include "cli/args.h"
+#include "ckpt/checkpoint.h"
+#include "model/config.h"
+#include "cli/interrupt.h"
+#include "model/model.h"
 #include "ops.h"
-#include "optim.h"
-#include "runlog.h"
+#include "optim/optim.h"
+#include "log/runlog.h"
 
 static char err[1024];
 

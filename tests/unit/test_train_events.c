@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_train_events.c: unit tests of the trainer's event files
- * (train/events.c, tb_events.c, vdl_records.c) and checkpoint tokenizer
- * files (train/hf_tokenizer.c), where the end-to-end tests
+ * (train/log/events.c, tb_events.c, vdl_records.c) and checkpoint tokenizer
+ * files (train/ckpt/hf_tokenizer.c), where the end-to-end tests
  * (tests/train/check_events.py, check_hf.py: the real readers) do not
  * reach: --report_to's words, TensorBoard's file named after a newer one
  * already there, its record framing, VisualDL's resume dropping the later
@@ -16,8 +16,8 @@
 
 #include "../harness.h"
 #include "../harness_files.h"
-#include "events.h"
-#include "hf_tokenizer.h"
+#include "log/events.h"
+#include "ckpt/hf_tokenizer.h"
 #include "vdl_record.pb-c.h"
 
 static void

@@ -21,8 +21,8 @@
 
 #include "../harness.h"
 #include "../harness_files.h"
-#include "config.h"
-#include "safetensors.h"
+#include "model/config.h"
+#include "ckpt/safetensors.h"
 
 /* A safetensors file at path: the 8-byte length of header (padded with
  * spaces to pad_to bytes if longer), the header, then n_data bytes

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_train_ops.c: unit tests of the CPU backend of the trainer's compute
- * interface (train/ops.h, train/ops_cpu.c).  Every forward op is checked
+ * interface (train/ops.h, train/cpu/ops_cpu.c).  Every forward op is checked
  * against a naive reference loop in double on small random shapes, and
  * every backward op against central finite differences of a scalar loss
  * (sum(out * r), r random) taken through that double reference.  Then the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_train_peak.c: unit tests of the CPU's FP32 peak that train reports
- * MFU against (train/peak.c): /proc/cpuinfo texts of the processors it
+ * MFU against (train/log/peak.c): /proc/cpuinfo texts of the processors it
  * tells apart (Zen 5, Zen 4, Zen, Skylake-SP, Haswell, Sandy Bridge, an
  * SSE-only CPU, an Arm server), where the clock comes from, the failure
  * without a clock, and this machine's peak twice (the same figure: no
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../harness.h"
-#include "peak.h"
+#include "log/peak.h"
 
 #define CLOSE(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_train_tp.c: unit tests of how tensor parallelism cuts the tensor
- * table (train/params.c): each split kind's local shape and the place of
+ * table (train/model/params.c): each split kind's local shape and the place of
  * a rank's elements in the whole tensor (GPT-2's fused c_attn by heads,
  * a padded vocab), and, on tiny ERNIE and GPT models with an odd vocab,
  * that the ranks' parts cover every element of the whole once, that
@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "../harness.h"
-#include "config.h"
-#include "model.h"
+#include "model/config.h"
+#include "model/model.h"
 #include "ops.h"
-#include "params.h"
+#include "model/params.h"
 
 static void
 no_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)

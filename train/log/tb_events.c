@@ -14,29 +14,17 @@
 #include <errno.h>
 #include <isa-l/crc.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "events_int.h"
+#include "util/tr_util.h"
 #include "tb_event.pb-c.h"
 #include "banned.h"
 
 #define TB_MARK "events.out.tfevents."
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* The CRC-32C (Castagnoli) of p[0..n), masked as TFRecords store it. */
 static uint32_t
@@ -72,7 +60,7 @@ put_event(struct event_file *ef, const Tensorboard__Event *ev, char *err,
     int rc;
 
     if (data == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     tensorboard__event__pack(ev, data);
     put_le(head, n, 8);
     put_le(head + 8, masked_crc32c(head, 8), 4);
@@ -111,7 +99,7 @@ tb_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
     n = snprintf(path, sizeof(path), "%s/" TB_MARK "%010lld.%s.%ld", dir, secs,
                  host, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(path))
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     if (event_file_open(ef, path, "wbx", err, errlen) < 0)
         return -1;
     ev.wall_time = events_wall_time();
@@ -141,7 +129,7 @@ tb_write(struct event_file *ef, int64_t step, double wall,
     int rc = -1;
 
     if (v == NULL || pv == NULL) {
-        fail(err, errlen, "out of memory");
+        tr_fail(err, errlen, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {

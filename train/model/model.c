@@ -4,24 +4,12 @@
  * buffers), its initialisation, and the forward/backward entry points that
  * hand over to model_ernie.c and model_gpt.c.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_int.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "util/tr_util.h"
 
 uint64_t
 model_site_seed(const struct model *m, int layer, int site)
@@ -203,29 +191,29 @@ model_create_par(struct model **out, const struct model_config *cfg,
 
     *out = NULL;
     if (config_check(cfg, &ce) < 0)
-        return fail(err, errlen, "%s", ce.msg);
+        return tr_fail(err, errlen, "%s", ce.msg);
     if (max_B < 1 || max_T < 1 || max_M < 0 ||
         (cfg->type == MODEL_ERNIE && max_M < 1))
-        return fail(err, errlen, "bad micro-batch size %d x %d (%d masked)",
-                    max_B, max_T, max_M);
+        return tr_fail(err, errlen, "bad micro-batch size %d x %d (%d masked)",
+                       max_B, max_T, max_M);
     if (max_T > cfg->max_position)
-        return fail(err, errlen,
-                    "sequence length %d exceeds the model's %d positions",
-                    max_T, cfg->max_position);
+        return tr_fail(err, errlen,
+                       "sequence length %d exceeds the model's %d positions",
+                       max_T, cfg->max_position);
     if (n > 1 && (cfg->num_heads % n || cfg->intermediate_size % n ||
                   tp->rank < 0 || tp->rank >= n || tp->all_reduce == NULL))
-        return fail(err, errlen,
-                    "tensor parallel degree %d must divide the attention "
-                    "heads (%d) and the intermediate size (%d)",
-                    n, cfg->num_heads, cfg->intermediate_size);
+        return tr_fail(err, errlen,
+                       "tensor parallel degree %d must divide the attention "
+                       "heads (%d) and the intermediate size (%d)",
+                       n, cfg->num_heads, cfg->intermediate_size);
     if (pp > cfg->num_layers || pp_rank < 0 || pp_rank >= pp)
-        return fail(err, errlen,
-                    "%d pipeline stages for %d layers: each stage needs at "
-                    "least one layer",
-                    pp, cfg->num_layers);
+        return tr_fail(err, errlen,
+                       "%d pipeline stages for %d layers: each stage needs at "
+                       "least one layer",
+                       pp, cfg->num_layers);
     m = calloc(1, sizeof(*m));
     if (m == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     m->cfg = *cfg;
     m->pp = pp;
     m->pp_rank = pp_rank;
@@ -304,8 +292,8 @@ model_create_par(struct model **out, const struct model_config *cfg,
     return 0;
 oom:
     model_free(m);
-    return fail(err, errlen, "out of memory for the model (%zu parameters)",
-                m ? m->table.total : 0);
+    return tr_fail(err, errlen, "out of memory for the model (%zu parameters)",
+                   m ? m->table.total : 0);
 }
 
 void
@@ -392,8 +380,8 @@ upload_ids(struct model *m, int32_t *dst, const int32_t *src, size_t n,
 {
     for (size_t i = 0; i < n; i++)
         if (src[i] < lo || src[i] >= hi)
-            return fail(err, errlen, "%s[%zu] = %d is outside [%d, %d)", what,
-                        i, src[i], lo, hi);
+            return tr_fail(err, errlen, "%s[%zu] = %d is outside [%d, %d)",
+                           what, i, src[i], lo, hi);
     m->ops->upload(dst, src, n * sizeof(int32_t));
     return 0;
 }
@@ -444,8 +432,8 @@ upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
     float *kb = m->host_f;
 
     if (b->M < 1 || b->M > m->max_M)
-        return fail(err, errlen, "%d masked slots; the model takes 1 to %d",
-                    b->M, m->max_M);
+        return tr_fail(err, errlen, "%d masked slots; the model takes 1 to %d",
+                       b->M, m->max_M);
     if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size, "input_ids",
                    err, errlen) < 0 ||
         upload_ids(m, m->type_ids, b->token_type_ids, BT, 0, k->type_vocab_size,
@@ -482,8 +470,8 @@ model_forward(struct model *m, const struct batch *b,
     int32_t *h = m->host_scratch;
 
     if (b->B < 1 || b->B > m->max_B || b->T < 1 || b->T > m->max_T)
-        return fail(err, errlen, "batch %d x %d exceeds the model's %d x %d",
-                    b->B, b->T, m->max_B, m->max_T);
+        return tr_fail(err, errlen, "batch %d x %d exceeds the model's %d x %d",
+                       b->B, b->T, m->max_B, m->max_T);
     BT = (size_t)b->B * (size_t)b->T;
     m->B = b->B;
     m->T = b->T;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "args.h"
-#include "config.h"
+#include "model/config.h"
 #include "banned.h"
 
 enum kind { K_STR, K_INT, K_DBL, K_BOOL };

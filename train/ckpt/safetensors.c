@@ -22,6 +22,7 @@
 
 #include "banned.h"
 #include "safetensors.h"
+#include "util/tr_util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #    error "safetensors.c assumes a little-endian host"
@@ -1393,47 +1394,6 @@ make_header(const char *path, const struct st_tensor *t, size_t n,
     return 0;
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-    const char *s = (const char *)p;
-
-    while (n > 0) {
-        ssize_t w = write(fd, s, n < ((size_t)1 << 30) ? n : (size_t)1 << 30);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Make a rename in path's directory durable; failures are harmless. */
-static void
-sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    int fd;
-
-    if (slash == NULL)
-        dir = strdup(".");
-    else
-        dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-    if (dir == NULL)
-        return;
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 int
 st_write(const char *path, const struct st_tensor *t, size_t n,
          const char *const *meta_kv, struct st_err *err)
@@ -1465,10 +1425,10 @@ st_write(const char *path, const struct st_tensor *t, size_t n,
         goto out;
     }
     created = true;
-    if (write_all(fd, len8, 8) < 0 || write_all(fd, hdr.p, hdr.len) < 0)
+    if (tr_write_all(fd, len8, 8) < 0 || tr_write_all(fd, hdr.p, hdr.len) < 0)
         goto write_failed;
     for (size_t i = 0; i < n; i++)
-        if (write_all(fd, t[i].data, t[i].nbytes) < 0)
+        if (tr_write_all(fd, t[i].data, t[i].nbytes) < 0)
             goto write_failed;
     if (fsync(fd) < 0) {
         fail(err, "cannot sync '%s': %s", tmp, strerror(errno));
@@ -1485,7 +1445,7 @@ st_write(const char *path, const struct st_tensor *t, size_t n,
         fail(err, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         goto out;
     }
-    sync_dir(path);
+    tr_sync_parent(path);
     goto out;
 
 write_failed:

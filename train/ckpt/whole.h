@@ -14,8 +14,8 @@
 #include <stddef.h>
 
 #include "comm.h"
-#include "model.h"
-#include "optim.h"
+#include "model/model.h"
+#include "optim/optim.h"
 
 struct whole {
     struct model *m;      /* the whole model, for micro-batches of 1 x 1 */

@@ -10,29 +10,17 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "events_int.h"
+#include "util/tr_util.h"
 #include "vdl_record.pb-c.h"
 #include "banned.h"
 
 #define VDL_MARK "vdlrecords"
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static int
 put_record(struct event_file *ef, const Visualdl__Record *rec, char *err,
@@ -43,7 +31,7 @@ put_record(struct event_file *ef, const Visualdl__Record *rec, char *err,
     int rc;
 
     if (data == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     visualdl__record__pack(rec, data);
     for (int i = 0; i < 8; i++)
         head[i] = (unsigned char)((uint64_t)n >> (8 * i));
@@ -81,11 +69,12 @@ drop_from_step(const char *path, int64_t first_step, char *err, size_t errlen)
 
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
         (int)sizeof(tmp))
-        return fail(err, errlen, "'%s': path too long", path);
+        return tr_fail(err, errlen, "'%s': path too long", path);
     if ((in = fopen(path, "rb")) == NULL)
-        return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return tr_fail(err, errlen, "cannot open '%s': %s", path,
+                       strerror(errno));
     if ((out = fopen(tmp, "wb")) == NULL) {
-        fail(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+        tr_fail(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
         fclose(in);
         return -1;
     }
@@ -102,7 +91,7 @@ drop_from_step(const char *path, int64_t first_step, char *err, size_t errlen)
             unsigned char *d = realloc(data, (size_t)n);
 
             if (d == NULL) {
-                fail(err, errlen, "out of memory");
+                tr_fail(err, errlen, "out of memory");
                 goto out;
             }
             data = d;
@@ -117,28 +106,29 @@ drop_from_step(const char *path, int64_t first_step, char *err, size_t errlen)
         visualdl__record__free_unpacked(rec, NULL);
         if (keep && (fwrite(head, 1, 8, out) != 8 ||
                      fwrite(data, 1, (size_t)n, out) != n)) {
-            fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+            tr_fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
             goto out;
         }
     }
     if (ferror(in)) {
-        fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         goto out;
     }
     if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
-        fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        tr_fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path,
-             strerror(errno));
+        tr_fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path,
+                strerror(errno));
         goto out;
     }
     rc = 0;
 out:
     fclose(in);
     if (fclose(out) != 0 && rc == 0)
-        rc = fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        rc =
+            tr_fail(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
     if (rc < 0)
         unlink(tmp);
     free(data);
@@ -161,7 +151,7 @@ vdl_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
         n = snprintf(path, sizeof(path), "%s/%s", dir, newest);
         free(newest);
         if (n < 0 || (size_t)n >= sizeof(path))
-            return fail(err, errlen, "'%s': path too long", dir);
+            return tr_fail(err, errlen, "'%s': path too long", dir);
         if (drop_from_step(path, first_step, err, errlen) < 0)
             return -1;
         return event_file_open(ef, path, "ab", err, errlen);
@@ -172,7 +162,7 @@ vdl_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
     free(newest);
     n = snprintf(path, sizeof(path), "%s/" VDL_MARK ".%010lld.log", dir, secs);
     if (n < 0 || (size_t)n >= sizeof(path))
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     if (event_file_open(ef, path, "wbx", err, errlen) < 0)
         return -1;
     /* VisualDL's LogWriter starts with this record (its run's name;

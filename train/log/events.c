@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,24 +15,13 @@
 
 #include "events.h"
 #include "events_int.h"
+#include "util/tr_util.h"
 #include "banned.h"
 
 struct events {
     struct event_file tb, vdl;
     unsigned targets;
 };
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 int
 events_parse_targets(const char *report_to, unsigned *targets, char *err,
@@ -52,10 +40,10 @@ events_parse_targets(const char *report_to, unsigned *targets, char *err,
         else if (n == 3 && strncmp(p, "all", n) == 0)
             t |= EVENTS_TENSORBOARD | EVENTS_VISUALDL;
         else if (n > 0 && !(n == 4 && strncmp(p, "none", n) == 0))
-            return fail(err, errlen,
-                        "--report_to: unknown target '%.*s' (tensorboard, "
-                        "visualdl, all or none)",
-                        (int)n, p);
+            return tr_fail(err, errlen,
+                           "--report_to: unknown target '%.*s' (tensorboard, "
+                           "visualdl, all or none)",
+                           (int)n, p);
         p += n;
         p += strspn(p, ", ");
     }
@@ -81,8 +69,8 @@ events_newest(const char *dir, const char *mark, char **name, char *err,
     char *best = NULL;
 
     if (d == NULL)
-        return fail(err, errlen, "cannot read directory '%s': %s", dir,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot read directory '%s': %s", dir,
+                       strerror(errno));
     while ((e = readdir(d)) != NULL) {
         if (strstr(e->d_name, mark) == NULL ||
             (best && strcmp(e->d_name, best) <= 0))
@@ -90,7 +78,7 @@ events_newest(const char *dir, const char *mark, char **name, char *err,
         free(best);
         if ((best = strdup(e->d_name)) == NULL) {
             closedir(d);
-            return fail(err, errlen, "out of memory");
+            return tr_fail(err, errlen, "out of memory");
         }
     }
     closedir(d);
@@ -109,7 +97,7 @@ event_file_put(struct event_file *ef, const void *p, size_t n, char *err,
         while (cap < ef->len + n)
             cap *= 2;
         if ((b = realloc(ef->buf, cap)) == NULL)
-            return fail(err, errlen, "out of memory");
+            return tr_fail(err, errlen, "out of memory");
         ef->buf = b;
         ef->cap = cap;
     }
@@ -126,8 +114,8 @@ event_file_flush(struct event_file *ef, char *err, size_t errlen)
     if ((ef->len && fwrite(ef->buf, 1, ef->len, ef->f) != ef->len) ||
         fflush(ef->f) != 0) {
         ef->failed = 1;
-        return fail(err, errlen, "cannot write '%s': %s", ef->path,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot write '%s': %s", ef->path,
+                       strerror(errno));
     }
     ef->len = 0;
     return 0;
@@ -139,9 +127,9 @@ event_file_open(struct event_file *ef, const char *path, const char *mode,
 {
     memset(ef, 0, sizeof(*ef));
     if ((ef->path = strdup(path)) == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     if ((ef->f = fopen(path, mode)) == NULL) {
-        fail(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot create '%s': %s", path, strerror(errno));
         free(ef->path);
         ef->path = NULL;
         return -1;
@@ -166,21 +154,14 @@ event_file_close(struct event_file *ef)
 static int
 make_dirs(const char *dir, char *err, size_t errlen)
 {
-    char p[PATH_MAX];
+    char failed[PATH_MAX];
     size_t n = strlen(dir);
 
-    if (n == 0 || n >= sizeof(p))
-        return fail(err, errlen, "bad directory '%s'", dir);
-    memcpy(p, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != '\0')
-            continue;
-        p[i] = '\0';
-        if (mkdir(p, 0777) < 0 && errno != EEXIST)
-            return fail(err, errlen, "cannot create '%s': %s", p,
-                        strerror(errno));
-        p[i] = i < n ? '/' : '\0';
-    }
+    if (n == 0 || n >= sizeof(failed))
+        return tr_fail(err, errlen, "bad directory '%s'", dir);
+    if (tr_make_dirs(dir, failed) < 0)
+        return tr_fail(err, errlen, "cannot create '%s': %s", failed,
+                       strerror(errno));
     return 0;
 }
 
@@ -196,7 +177,7 @@ events_open(struct events **out, unsigned targets, const char *dir,
     if (make_dirs(dir, err, errlen) < 0)
         return -1;
     if ((ev = calloc(1, sizeof(*ev))) == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     if (((targets & EVENTS_TENSORBOARD) &&
          tb_open(&ev->tb, dir, first_step, err, errlen) < 0) ||
         ((targets & EVENTS_VISUALDL) &&

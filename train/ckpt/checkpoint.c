@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +15,13 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "config.h"
-#include "interrupt.h"
-#include "model.h"
-#include "optim.h"
+#include "model/config.h"
+#include "cli/interrupt.h"
+#include "model/model.h"
+#include "optim/optim.h"
 #include "safetensors.h"
 #include "weights.h"
+#include "util/tr_util.h"
 #include "banned.h"
 
 #define MODEL_FILE  "model.safetensors"
@@ -34,18 +34,6 @@
  * numbers and the run's arguments). */
 #define STATE_MAX_BYTES (64u << 20)
 
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* out = dir + "/" + name; -1 if it does not fit. */
 static int
 join(char out[PATH_MAX], const char *dir, const char *name)
@@ -57,25 +45,6 @@ join(char out[PATH_MAX], const char *dir, const char *name)
 
 /* ------------------------------------------------------------- files */
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-    const char *s = (const char *)p;
-
-    while (n > 0) {
-        ssize_t w = write(fd, s, n < ((size_t)1 << 30) ? n : (size_t)1 << 30);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* fsync an existing file or directory. */
 static int
 sync_path(const char *path, char *err, size_t errlen)
@@ -83,33 +52,13 @@ sync_path(const char *path, char *err, size_t errlen)
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
     if (fd < 0)
-        return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return tr_fail(err, errlen, "cannot open '%s': %s", path,
+                       strerror(errno));
     rc = fsync(fd);
     if (rc < 0)
-        fail(err, errlen, "cannot sync '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot sync '%s': %s", path, strerror(errno));
     close(fd);
     return rc;
-}
-
-/* fsync the directory that holds path; failures are harmless (the
- * renames are done, only their durability is at stake). */
-static void
-sync_parent(const char *path)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    int fd;
-
-    if (slash == NULL)
-        snprintf(dir, sizeof(dir), ".");
-    else
-        snprintf(dir, sizeof(dir), "%.*s",
-                 slash == path ? 1 : (int)(slash - path), path);
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
 }
 
 /* Create path (it must not exist) holding the len bytes at p, fsync'ed. */
@@ -120,16 +69,16 @@ write_new_file(const char *path, const void *p, size_t len, char *err,
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 
     if (fd < 0)
-        return fail(err, errlen, "cannot create '%s': %s", path,
-                    strerror(errno));
-    if (write_all(fd, p, len) < 0 || fsync(fd) < 0) {
-        fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        return tr_fail(err, errlen, "cannot create '%s': %s", path,
+                       strerror(errno));
+    if (tr_write_all(fd, p, len) < 0 || fsync(fd) < 0) {
+        tr_fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     if (close(fd) < 0)
-        return fail(err, errlen, "cannot write '%s': %s", path,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot write '%s': %s", path,
+                       strerror(errno));
     return 0;
 }
 
@@ -142,10 +91,11 @@ copy_file(const char *src, const char *dst, char *err, size_t errlen)
 
     in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return fail(err, errlen, "cannot open '%s': %s", src, strerror(errno));
+        return tr_fail(err, errlen, "cannot open '%s': %s", src,
+                       strerror(errno));
     out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (out < 0) {
-        fail(err, errlen, "cannot create '%s': %s", dst, strerror(errno));
+        tr_fail(err, errlen, "cannot create '%s': %s", dst, strerror(errno));
         close(in);
         return -1;
     }
@@ -155,25 +105,26 @@ copy_file(const char *src, const char *dst, char *err, size_t errlen)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            fail(err, errlen, "cannot read '%s': %s", src, strerror(errno));
+            tr_fail(err, errlen, "cannot read '%s': %s", src, strerror(errno));
             goto out;
         }
         if (n == 0)
             break;
-        if (write_all(out, buf, (size_t)n) < 0) {
-            fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
+        if (tr_write_all(out, buf, (size_t)n) < 0) {
+            tr_fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
             goto out;
         }
     }
     if (fsync(out) < 0) {
-        fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
+        tr_fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
         goto out;
     }
     rc = 0;
 out:
     close(in);
     if (close(out) < 0 && rc == 0)
-        rc = fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
+        rc =
+            tr_fail(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
     return rc;
 }
 
@@ -187,21 +138,21 @@ read_whole(const char *path, size_t max, size_t *len, char *err, size_t errlen)
     size_t got = 0;
 
     if (fd < 0) {
-        fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
     if (fstat(fd, &st) < 0) {
-        fail(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
         goto fail;
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-        fail(err, errlen, "'%s' is %s", path,
-             S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+        tr_fail(err, errlen, "'%s' is %s", path,
+                S_ISREG(st.st_mode) ? "too large" : "not a regular file");
         goto fail;
     }
     buf = (char *)malloc((size_t)st.st_size + 1);
     if (buf == NULL) {
-        fail(err, errlen, "cannot read '%s': out of memory", path);
+        tr_fail(err, errlen, "cannot read '%s': out of memory", path);
         goto fail;
     }
     while (got < (size_t)st.st_size) {
@@ -210,8 +161,8 @@ read_whole(const char *path, size_t max, size_t *len, char *err, size_t errlen)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            fail(err, errlen, "cannot read '%s': %s", path,
-                 n < 0 ? strerror(errno) : "file shrank while read");
+            tr_fail(err, errlen, "cannot read '%s': %s", path,
+                    n < 0 ? strerror(errno) : "file shrank while read");
             goto fail;
         }
         got += (size_t)n;
@@ -259,10 +210,10 @@ save_model(const char *tmp, struct model *m, char *err, size_t errlen)
     struct st_err se;
 
     if (join(path, tmp, MODEL_FILE) < 0)
-        return fail(err, errlen, "'%s': path too long", tmp);
+        return tr_fail(err, errlen, "'%s': path too long", tmp);
     if (weights_save_buffer(model_table(m), model_ops(m), model_params(m), "",
                             path, NULL, 0, meta, &se) < 0)
-        return fail(err, errlen, "%s", se.msg);
+        return tr_fail(err, errlen, "%s", se.msg);
     return 0;
 }
 
@@ -273,9 +224,9 @@ save_config(const char *tmp, const struct model *m, char *err, size_t errlen)
     struct config_err ce;
 
     if (join(path, tmp, CONFIG_FILE) < 0)
-        return fail(err, errlen, "'%s': path too long", tmp);
+        return tr_fail(err, errlen, "'%s': path too long", tmp);
     if (config_write_json(model_cfg(m), path, &ce) < 0)
-        return fail(err, errlen, "%s", ce.msg);
+        return tr_fail(err, errlen, "%s", ce.msg);
     return sync_path(path, err, errlen);
 }
 
@@ -301,19 +252,19 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         free(trans);
         free(extra);
         free(names);
-        return fail(err, errlen,
-                    "the optimizer holds a range of the model (sharding): "
-                    "gather it first");
+        return tr_fail(err, errlen,
+                       "the optimizer holds a range of the model (sharding): "
+                       "gather it first");
     }
     struct st_err se;
     int rc = -1;
 
     if (join(path, tmp, OPTIM_FILE) < 0) {
-        fail(err, errlen, "'%s': path too long", tmp);
+        tr_fail(err, errlen, "'%s': path too long", tmp);
         goto out;
     }
     if (host == NULL || trans == NULL || extra == NULL || names == NULL) {
-        fail(err, errlen, "cannot write '%s': out of memory", path);
+        tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
     o->ops->download(host, o->v, pt->total * sizeof(float));
@@ -344,7 +295,7 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
     }
     if (weights_save_buffer(pt, o->ops, o->m, "exp_avg.", path, extra, pt->n,
                             meta, &se) < 0) {
-        fail(err, errlen, "%s", se.msg);
+        tr_fail(err, errlen, "%s", se.msg);
         goto out;
     }
     rc = 0;
@@ -403,25 +354,25 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
     int rc = -1;
 
     if (join(path, tmp, STATE_FILE) < 0) {
-        fail(err, errlen, "'%s': path too long", tmp);
+        tr_fail(err, errlen, "'%s': path too long", tmp);
         goto out;
     }
     if (s->global_step < 0 || o->t < 0 || s->global_batch_size < 0 ||
         s->micro_batch_size < 0 || !isfinite(s->learning_rate) ||
         s->learning_rate < 0) {
-        fail(err, errlen,
-             "cannot write '%s': a negative or non-finite value "
-             "in the training state",
-             path);
+        tr_fail(err, errlen,
+                "cannot write '%s': a negative or non-finite value "
+                "in the training state",
+                path);
         goto out;
     }
     if (args_json != NULL) {
         args = parse_json(args_json, strlen(args_json), why, sizeof(why));
         if (args == NULL || !json_object_is_type(args, json_type_object)) {
-            fail(err, errlen,
-                 "cannot write '%s': the arguments are not a "
-                 "JSON object (%s)",
-                 path, args ? "another value" : why);
+            tr_fail(err, errlen,
+                    "cannot write '%s': the arguments are not a "
+                    "JSON object (%s)",
+                    path, args ? "another value" : why);
             goto out;
         }
     } else {
@@ -451,11 +402,11 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         json_object_object_add(
             j, "learning_rate",
             json_object_new_double_s(s->learning_rate, lr))) {
-        fail(err, errlen, "cannot write '%s': out of memory", path);
+        tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
     if (json_object_object_add(j, "args", args) < 0) {
-        fail(err, errlen, "cannot write '%s': out of memory", path);
+        tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
     args = NULL; /* j owns it now */
@@ -463,7 +414,7 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                JSON_C_TO_STRING_NOSLASHESCAPE);
     if (text == NULL) {
-        fail(err, errlen, "cannot write '%s': out of memory", path);
+        tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
     {
@@ -471,7 +422,7 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         char *buf = (char *)malloc(len + 2);
 
         if (buf == NULL) {
-            fail(err, errlen, "cannot write '%s': out of memory", path);
+            tr_fail(err, errlen, "cannot write '%s': out of memory", path);
             goto out;
         }
         memcpy(buf, text, len);
@@ -497,43 +448,44 @@ install(const char *dir, const char *tmp, const char *bak, int have_old,
 
     if (!have_old) {
         if (rename(tmp, dir) < 0)
-            return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, dir,
-                        strerror(errno));
+            return tr_fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp,
+                           dir, strerror(errno));
         return 0;
     }
     if (keep_backup && remove_tree(bak) < 0)
-        return fail(err, errlen, "cannot remove the old backup '%s': %s", bak,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot remove the old backup '%s': %s",
+                       bak, strerror(errno));
     if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
         /* tmp now holds the old checkpoint */
         if (keep_backup ? rename(tmp, bak) < 0 : remove_tree(tmp) < 0)
-            return fail(err, errlen, "saved '%s', but cannot %s '%s': %s", dir,
-                        keep_backup ? "back up the old checkpoint as"
-                                    : "remove the old checkpoint",
-                        keep_backup ? bak : tmp, strerror(errno));
+            return tr_fail(err, errlen, "saved '%s', but cannot %s '%s': %s",
+                           dir,
+                           keep_backup ? "back up the old checkpoint as"
+                                       : "remove the old checkpoint",
+                           keep_backup ? bak : tmp, strerror(errno));
         return 0;
     }
     if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-        return fail(err, errlen, "cannot swap '%s' and '%s': %s", tmp, dir,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot swap '%s' and '%s': %s", tmp, dir,
+                       strerror(errno));
     if (keep_backup)
         snprintf(aside, sizeof(aside), "%s", bak);
     else if (snprintf(aside, sizeof(aside), "%s.old.%ld", dir,
                       (long)getpid()) >= (int)sizeof(aside))
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     if (rename(dir, aside) < 0)
-        return fail(err, errlen, "cannot rename '%s' to '%s': %s", dir, aside,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot rename '%s' to '%s': %s", dir,
+                       aside, strerror(errno));
     if (rename(tmp, dir) < 0) {
         int e = errno;
 
         rename(aside, dir);
-        return fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, dir,
-                    strerror(e));
+        return tr_fail(err, errlen, "cannot rename '%s' to '%s': %s", tmp, dir,
+                       strerror(e));
     }
     if (!keep_backup && remove_tree(aside) < 0)
-        return fail(err, errlen, "saved '%s', but cannot remove '%s': %s", dir,
-                    aside, strerror(errno));
+        return tr_fail(err, errlen, "saved '%s', but cannot remove '%s': %s",
+                       dir, aside, strerror(errno));
     return 0;
 }
 
@@ -563,27 +515,27 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
     while (len > 1 && dir[len - 1] == '/')
         len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
     if (len == 0 || len >= sizeof(d))
-        return fail(err, errlen, "bad checkpoint directory '%s'", dir);
+        return tr_fail(err, errlen, "bad checkpoint directory '%s'", dir);
     snprintf(d, sizeof(d), "%.*s", (int)len, dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", d, (long)getpid());
     snprintf(bak, sizeof(bak), "%s_bak", d);
     if (stat(d, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            return fail(err, errlen,
-                        "cannot save a checkpoint to '%s': it "
-                        "exists and is not a directory",
-                        d);
+            return tr_fail(err, errlen,
+                           "cannot save a checkpoint to '%s': it "
+                           "exists and is not a directory",
+                           d);
         have_old = 1;
     } else if (errno != ENOENT) {
-        return fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
+        return tr_fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
     }
     /* A temp dir left by a crashed process that had our pid. */
     if (remove_tree(tmp) < 0)
-        return fail(err, errlen, "cannot remove '%s': %s", tmp,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot remove '%s': %s", tmp,
+                       strerror(errno));
     if (mkdir(tmp, 0777) < 0)
-        return fail(err, errlen, "cannot create '%s': %s", tmp,
-                    strerror(errno));
+        return tr_fail(err, errlen, "cannot create '%s': %s", tmp,
+                       strerror(errno));
     made = 1;
     interrupt_protect(tmp); /* a SIGINT from here removes it */
     if (save_model(tmp, m, err, errlen) < 0 ||
@@ -593,7 +545,7 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
         goto out;
     for (size_t i = 0; i < n_files; i++) {
         if (join(path, tmp, files[i].name) < 0) {
-            fail(err, errlen, "'%s/%s': path too long", tmp, files[i].name);
+            tr_fail(err, errlen, "'%s/%s': path too long", tmp, files[i].name);
             goto out;
         }
         if (files[i].src
@@ -608,7 +560,7 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
     interrupt_release();
     if (install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
         goto out;
-    sync_parent(d);
+    tr_sync_parent(d);
     rc = 0;
 out:
     interrupt_release();
@@ -642,7 +594,8 @@ ckpt_clean_stale(const char *dir, int check_pid,
     int n = 0;
 
     if (d == NULL)
-        return fail(err, errlen, "cannot read '%s': %s", dir, strerror(errno));
+        return tr_fail(err, errlen, "cannot read '%s': %s", dir,
+                       strerror(errno));
     while ((e = readdir(d)) != NULL) {
         long pid = stale_pid(e->d_name);
         char path[PATH_MAX];
@@ -656,7 +609,8 @@ ckpt_clean_stale(const char *dir, int check_pid,
         if (report != NULL)
             report(path, S_ISDIR(st.st_mode), ctx);
         if (remove_tree(path) < 0) {
-            fail(err, errlen, "cannot remove '%s': %s", path, strerror(errno));
+            tr_fail(err, errlen, "cannot remove '%s': %s", path,
+                    strerror(errno));
             closedir(d);
             return -1;
         }
@@ -676,14 +630,15 @@ get_count(const char *path, struct json_object *j, const char *key,
     struct json_object *v;
 
     if (!json_object_object_get_ex(j, key, &v))
-        return fail(err, errlen, "'%s' has no \"%s\"", path, key);
+        return tr_fail(err, errlen, "'%s' has no \"%s\"", path, key);
     if (!json_object_is_type(v, json_type_int))
-        return fail(err, errlen, "'%s': \"%s\" is not an integer", path, key);
+        return tr_fail(err, errlen, "'%s': \"%s\" is not an integer", path,
+                       key);
     if (json_object_get_int64(v) < 0)
-        return fail(err, errlen, "'%s': \"%s\" is negative", path, key);
+        return tr_fail(err, errlen, "'%s': \"%s\" is negative", path, key);
     *out = json_object_get_uint64(v);
     if (*out > max)
-        return fail(err, errlen, "'%s': \"%s\" is out of range", path, key);
+        return tr_fail(err, errlen, "'%s': \"%s\" is out of range", path, key);
     return 0;
 }
 
@@ -700,48 +655,48 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
     int rc = -1;
 
     if (join(path, dir, STATE_FILE) < 0)
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     text = read_whole(path, STATE_MAX_BYTES, &len, err, errlen);
     if (text == NULL)
         return -1;
     j = parse_json(text, len, why, sizeof(why));
     free(text);
     if (j == NULL)
-        return fail(err, errlen, "'%s': %s", path, why);
+        return tr_fail(err, errlen, "'%s': %s", path, why);
     if (!json_object_is_type(j, json_type_object)) {
-        fail(err, errlen, "'%s' is not a JSON object", path);
+        tr_fail(err, errlen, "'%s' is not a JSON object", path);
         goto out;
     }
     if (!json_object_object_get_ex(j, "format", &v) ||
         !json_object_is_type(v, json_type_string) ||
         strcmp(json_object_get_string(v), CKPT_STATE_FORMAT) != 0) {
-        fail(err, errlen,
-             "'%s' is not a trainer state: \"format\" is not "
-             "\"%s\"",
-             path, CKPT_STATE_FORMAT);
+        tr_fail(err, errlen,
+                "'%s' is not a trainer state: \"format\" is not "
+                "\"%s\"",
+                path, CKPT_STATE_FORMAT);
         goto out;
     }
     if (!json_object_object_get_ex(j, "version", &v) ||
         !json_object_is_type(v, json_type_int) ||
         json_object_get_int64(v) != CKPT_STATE_VERSION) {
-        fail(err, errlen,
-             "'%s': unsupported \"version\" %s (this trainer "
-             "reads version %d)",
-             path, v ? json_object_to_json_string(v) : "(missing)",
-             CKPT_STATE_VERSION);
+        tr_fail(err, errlen,
+                "'%s': unsupported \"version\" %s (this trainer "
+                "reads version %d)",
+                path, v ? json_object_to_json_string(v) : "(missing)",
+                CKPT_STATE_VERSION);
         goto out;
     }
     if (!json_object_object_get_ex(j, "model_type", &v) ||
         !json_object_is_type(v, json_type_string)) {
-        fail(err, errlen, "'%s': \"model_type\" is missing or not a string",
-             path);
+        tr_fail(err, errlen, "'%s': \"model_type\" is missing or not a string",
+                path);
         goto out;
     }
     if (strcmp(json_object_get_string(v), want) != 0) {
-        fail(err, errlen,
-             "checkpoint '%s' was made for model_type %.32s, "
-             "this run has %s",
-             dir, json_object_get_string(v), want);
+        tr_fail(err, errlen,
+                "checkpoint '%s' was made for model_type %.32s, "
+                "this run has %s",
+                dir, json_object_get_string(v), want);
         goto out;
     }
     if (get_count(path, j, "global_step", INT64_MAX, &gs, err, errlen) < 0 ||
@@ -761,23 +716,24 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
     if (!json_object_object_get_ex(j, "learning_rate", &v) ||
         !(json_object_is_type(v, json_type_double) ||
           json_object_is_type(v, json_type_int))) {
-        fail(err, errlen,
-             "'%s': \"learning_rate\" is missing or not a "
-             "number",
-             path);
+        tr_fail(err, errlen,
+                "'%s': \"learning_rate\" is missing or not a "
+                "number",
+                path);
         goto out;
     }
     s->learning_rate = json_object_get_double(v);
     if (!isfinite(s->learning_rate) || s->learning_rate < 0) {
-        fail(err, errlen,
-             "'%s': \"learning_rate\" is negative or not "
-             "finite",
-             path);
+        tr_fail(err, errlen,
+                "'%s': \"learning_rate\" is negative or not "
+                "finite",
+                path);
         goto out;
     }
     if (!json_object_object_get_ex(j, "args", &v) ||
         !json_object_is_type(v, json_type_object)) {
-        fail(err, errlen, "'%s': \"args\" is missing or not an object", path);
+        tr_fail(err, errlen, "'%s': \"args\" is missing or not an object",
+                path);
         goto out;
     }
     rc = 0;
@@ -799,18 +755,18 @@ check_config(const char *dir, const struct model *m, char *err, size_t errlen)
     struct stat st;
 
     if (join(path, dir, CONFIG_FILE) < 0)
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     if (stat(path, &st) < 0 && errno == ENOENT)
         return 0;
     config_defaults(&c, k->type);
     if (config_read_json(&c, path, &ce) < 0)
-        return fail(err, errlen, "%s", ce.msg);
+        return tr_fail(err, errlen, "%s", ce.msg);
     if (c.type != k->type)
-        return fail(err, errlen,
-                    "checkpoint '%s' was made for model_type %s, "
-                    "this run has %s",
-                    dir, c.type == MODEL_GPT ? "gpt" : "ernie",
-                    k->type == MODEL_GPT ? "gpt" : "ernie");
+        return tr_fail(err, errlen,
+                       "checkpoint '%s' was made for model_type %s, "
+                       "this run has %s",
+                       dir, c.type == MODEL_GPT ? "gpt" : "ernie",
+                       k->type == MODEL_GPT ? "gpt" : "ernie");
     {
         int ernie = k->type == MODEL_ERNIE;
         int task = ernie && c.use_task_id && k->use_task_id;
@@ -835,10 +791,10 @@ check_config(const char *dir, const struct model *m, char *err, size_t errlen)
 
         for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
             if (f[i].used && f[i].ckpt != f[i].run)
-                return fail(err, errlen,
-                            "checkpoint '%s' was made for %s "
-                            "%d, this run has %d",
-                            dir, f[i].name, f[i].ckpt, f[i].run);
+                return tr_fail(err, errlen,
+                               "checkpoint '%s' was made for %s "
+                               "%d, this run has %d",
+                               dir, f[i].name, f[i].ckpt, f[i].run);
     }
     return 0;
 }
@@ -857,20 +813,20 @@ load_tensors(const char *dir, const char *file, const struct param_table *pt,
     int rc = -1;
 
     if (join(path, dir, file) < 0)
-        return fail(err, errlen, "'%s': path too long", dir);
+        return tr_fail(err, errlen, "'%s': path too long", dir);
     if (st_open(&f, path, &se) < 0)
-        return fail(err, errlen, "%s", se.msg);
+        return tr_fail(err, errlen, "%s", se.msg);
     for (int i = 0; i < n_bufs; i++) {
         if (weights_load_buffer(pt, ops, bufs[i], prefixes[i], f, &unused,
                                 &se) < 0) {
-            fail(err, errlen, "'%s': %s", path, se.msg);
+            tr_fail(err, errlen, "'%s': %s", path, se.msg);
             goto out;
         }
         if (unused > 0) {
-            fail(err, errlen,
-                 "'%s' holds %zu tensor%s named '%s...' that "
-                 "this model does not have",
-                 path, unused, unused == 1 ? "" : "s", prefixes[i]);
+            tr_fail(err, errlen,
+                    "'%s' holds %zu tensor%s named '%s...' that "
+                    "this model does not have",
+                    path, unused, unused == 1 ? "" : "s", prefixes[i]);
             goto out;
         }
     }
@@ -902,9 +858,10 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
         float *bufs[] = { o->m, o->v };
 
         if (o->lo != 0 || o->hi != o->table->total)
-            return fail(err, errlen,
-                        "the optimizer holds a range of the model (sharding):"
-                        " load into a whole-table one");
+            return tr_fail(
+                err, errlen,
+                "the optimizer holds a range of the model (sharding):"
+                " load into a whole-table one");
         if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs, optim_prefix,
                          2, err, errlen) < 0)
             return -1;

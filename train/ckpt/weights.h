@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "params.h"
+#include "model/params.h"
 #include "safetensors.h"
 
 struct ops;

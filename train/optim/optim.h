@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "ops.h"
-#include "params.h"
+#include "model/params.h"
 
 enum lr_schedule { LR_LINEAR = 0, LR_COSINE = 1, LR_CONSTANT = 2 };
 

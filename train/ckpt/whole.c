@@ -1,24 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* whole.c: tensor-parallel parts to the whole model and back (see
  * whole.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "whole.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "util/tr_util.h"
 
 int
 whole_create(struct whole *w, const struct model *part, char *err,
@@ -32,9 +20,9 @@ whole_create(struct whole *w, const struct model *part, char *err,
         return -1;
     if (optim_create(&w->opt, model_ops(part), model_table(w->m)) < 0) {
         whole_release(w);
-        return fail(err, errlen,
-                    "out of memory for the whole model's "
-                    "optimizer state");
+        return tr_fail(err, errlen,
+                       "out of memory for the whole model's "
+                       "optimizer state");
     }
     return 0;
 }
@@ -64,7 +52,7 @@ gather_one(const struct model *part, const float *buf,
     int rc = -1;
 
     if (host == NULL || whole_host == NULL) {
-        fail(err, errlen, "out of memory gathering the model");
+        tr_fail(err, errlen, "out of memory gathering the model");
         goto out;
     }
     op->download(host, buf, pt->total * sizeof(float));
@@ -74,7 +62,7 @@ gather_one(const struct model *part, const float *buf,
          c->all_reduce_sum(c, whole, wt->total, COMM_F32, COMM_TP) < 0) ||
         (c->group_size(c, COMM_PP) > 1 &&
          c->all_reduce_sum(c, whole, wt->total, COMM_F32, COMM_PP) < 0)) {
-        fail(err, errlen, "gathering the model's parts: %s", c->error);
+        tr_fail(err, errlen, "gathering the model's parts: %s", c->error);
         goto out;
     }
     rc = 0;
@@ -116,7 +104,7 @@ scatter_one(struct model *part, float *buf, const struct param_table *wt,
     if (host == NULL || whole_host == NULL) {
         free(host);
         free(whole_host);
-        return fail(err, errlen, "out of memory reading the model");
+        return tr_fail(err, errlen, "out of memory reading the model");
     }
     op->download(whole_host, whole, wt->total * sizeof(float));
     params_from_global(pt, pt->tp_rank, host, wt, whole_host);

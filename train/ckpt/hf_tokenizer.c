@@ -3,7 +3,6 @@
  * hf_tokenizer.h). */
 #include <errno.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +10,11 @@
 #include <unistd.h>
 
 #include "hf_tokenizer.h"
+#include "util/tr_util.h"
 #include "banned.h"
 
 /* A vocabulary file larger than this is refused. */
 #define VOCAB_MAX_BYTES (256u << 20)
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Keep p (malloc'd) until release; returns p, or NULL (and frees p) when
  * there is no room or p is NULL. */
@@ -58,27 +46,27 @@ slurp(const char *path, size_t *len, char *err, size_t errlen)
     long n;
 
     if (f == NULL) {
-        fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
     if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
         fseek(f, 0, SEEK_SET) != 0) {
-        fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        tr_fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         fclose(f);
         return NULL;
     }
     if ((unsigned long)n > VOCAB_MAX_BYTES) {
-        fail(err, errlen, "'%s' is larger than %u bytes", path,
-             VOCAB_MAX_BYTES);
+        tr_fail(err, errlen, "'%s' is larger than %u bytes", path,
+                VOCAB_MAX_BYTES);
         fclose(f);
         return NULL;
     }
     buf = malloc((size_t)n + 1);
     if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
         if (buf)
-            fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            tr_fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         else
-            fail(err, errlen, "'%s': out of memory", path);
+            tr_fail(err, errlen, "'%s': out of memory", path);
         free(buf);
         fclose(f);
         return NULL;
@@ -123,7 +111,7 @@ add_configs(struct hf_tokenizer *t, const char *cls, const char *const *names,
     if (map == NULL || settings == NULL) {
         json_object_put(map);
         json_object_put(settings);
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     }
     set_str(settings, "tokenizer_class", cls);
     for (size_t i = 0; i < n; i++) {
@@ -136,7 +124,7 @@ add_configs(struct hf_tokenizer *t, const char *cls, const char *const *names,
     cfg = own(t, json_text(settings));
     sp = own(t, json_text(map));
     if (cfg == NULL || sp == NULL)
-        return fail(err, errlen, "out of memory");
+        return tr_fail(err, errlen, "out of memory");
     add_file(t, "tokenizer_config.json", NULL, cfg);
     add_file(t, "special_tokens_map.json", NULL, sp);
     return 0;
@@ -166,7 +154,7 @@ hf_tokenizer_wordpiece(struct hf_tokenizer *t, const char *vocab_txt,
     by_id = calloc(n_lines ? n_lines : 1, sizeof(*by_id));
     out = malloc(len + 2);
     if (by_id == NULL || out == NULL) {
-        fail(err, errlen, "out of memory");
+        tr_fail(err, errlen, "out of memory");
         goto done;
     }
     /* Cut the lines in place: each token NUL-terminated, CR dropped. */
@@ -185,8 +173,8 @@ hf_tokenizer_wordpiece(struct hf_tokenizer *t, const char *vocab_txt,
             if ((tab = strchr(p, '\t')) == NULL ||
                 (id = strtoul(tab + 1, &end, 10), *end) || id >= n_lines ||
                 by_id[id]) {
-                fail(err, errlen, "vocab '%s' line %zu: not 'token<TAB>id'",
-                     vocab_txt, line + 1);
+                tr_fail(err, errlen, "vocab '%s' line %zu: not 'token<TAB>id'",
+                        vocab_txt, line + 1);
                 goto done;
             }
             *tab = '\0';
@@ -208,7 +196,7 @@ hf_tokenizer_wordpiece(struct hf_tokenizer *t, const char *vocab_txt,
     out[k] = '\0';
     if (own(t, out) == NULL) {
         out = NULL;
-        fail(err, errlen, "out of memory");
+        tr_fail(err, errlen, "out of memory");
         goto done;
     }
     add_file(t, "vocab.txt", NULL, out);
@@ -267,16 +255,16 @@ hf_tokenizer_bpe(struct hf_tokenizer *t, const char *path, int model_max_length,
             goto nomem;
     }
     if (access(merges, R_OK) != 0) {
-        fail(err, errlen,
-             "cannot read '%s': %s (a byte-level BPE needs "
-             "vocab.json and merges.txt)",
-             merges, strerror(errno));
+        tr_fail(err, errlen,
+                "cannot read '%s': %s (a byte-level BPE needs "
+                "vocab.json and merges.txt)",
+                merges, strerror(errno));
         goto fail;
     }
     j = json_object_from_file(vocab);
     if (j == NULL || !json_object_is_type(j, json_type_object)) {
-        fail(err, errlen, "cannot read '%s': %s", vocab,
-             j ? "not a JSON object" : json_util_get_last_err());
+        tr_fail(err, errlen, "cannot read '%s': %s", vocab,
+                j ? "not a JSON object" : json_util_get_last_err());
         json_object_put(j);
         goto fail;
     }
@@ -286,8 +274,8 @@ hf_tokenizer_bpe(struct hf_tokenizer *t, const char *path, int model_max_length,
 
         if (!json_object_is_type(val, json_type_int) || id < 0 ||
             id > INT32_MAX) {
-            fail(err, errlen, "'%s': the id of '%.60s' is not an id", vocab,
-                 key);
+            tr_fail(err, errlen, "'%s': the id of '%.60s' is not an id", vocab,
+                    key);
             json_object_put(j);
             goto fail;
         }
@@ -315,7 +303,7 @@ hf_tokenizer_bpe(struct hf_tokenizer *t, const char *path, int model_max_length,
         return 0;
     goto fail;
 nomem:
-    fail(err, errlen, "out of memory");
+    tr_fail(err, errlen, "out of memory");
 fail:
     hf_tokenizer_release(t);
     return -1;

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.h: what every file of the `train` program shares, at the bottom of
+ * its layers (main.c, trainer/, step/, zero/, data/, run/): the state of
+ * one run (struct run), the program's messages, and the tests' faults.
+ * Unlike libtrain, whose functions return their errors, the program's
+ * files stop the run on an error: fatal() names the rank and exits 1.
+ * Never installed.
+ */
+#ifndef TRAIN_RUN_H
+#define TRAIN_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/hf_tokenizer.h"
+#include "cli/args.h"
+#include "log/peak.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "optim/optim.h"
+
+struct comm;
+struct ds_corpus;
+struct events;
+struct loader;
+struct tok_vocab;
+
+/* ------------------------------------------------------------------------ */
+/* run/messages.c: logging, in PaddleNLP's logger format                    */
+
+/* This process's rank and the number of ranks: only rank 0 logs; errors
+ * name the rank when there are several. */
+extern int g_rank, g_world;
+
+/* log_info: a line of PaddleNLP's logger ("[date time,ms] [    INFO] -
+ * ..."), on rank 0 only. */
+void __attribute__((format(printf, 1, 2))) log_info(const char *fmt, ...);
+
+/* fatal: "train: [rank R: ]message" on stderr, exit 1 (without
+ * MPI_Finalize: mpirun ends the other ranks). */
+void __attribute__((format(printf, 1, 2), noreturn))
+fatal(const char *fmt, ...);
+
+/* usage_error: a problem with the arguments, said once by rank 0; exit
+ * status 2, as for usage errors. */
+void __attribute__((format(printf, 1, 2), noreturn))
+usage_error(const char *fmt, ...);
+
+/* now: seconds on the monotonic clock. */
+double now(void);
+
+/* fmt_duration: s seconds as H:MM:SS (hours not wrapped), "?" if s is
+ * not a duration. */
+void fmt_duration(char *out, size_t len, double s);
+
+/* ------------------------------------------------------------------------ */
+/* The run                                                                   */
+
+/* The vocabulary ERNIE's samples are masked with (vocab_open(),
+ * data/datasets.h). */
+struct vocab {
+    struct tok_vocab *v;
+    const char **tokens;
+    size_t n_tokens, n_base;
+    int32_t cls, sep, mask, pad;
+};
+
+struct run {
+    struct train_args a;
+    struct model_config cfg;
+    struct vocab vocab;
+    char *vocab_path, *config_path;
+    struct hf_tokenizer tok; /* the tokenizer files of the checkpoints */
+    struct ds_corpus *corpus;
+    struct model *m;
+    struct comm *comm;
+    struct optimizer opt;
+    struct lr_params lr;
+    struct adamw_params adam;
+    struct loader *train, *valid; /* data/loader.h */
+    int accumulate;               /* micro-batches per step on each rank */
+    int gbs;
+    int dp, dp_rank; /* the data-parallel group: size, this rank's place */
+    int sh, sh_rank; /* the sharding group */
+    int tp, tp_rank; /* the tensor-parallel group */
+    int pp, pp_rank; /* the pipeline: stages, this rank's */
+    int slots;       /* micro-batches in flight on this stage (1F1B) */
+    size_t tied_off, tied_n; /* the word embeddings (or their copy) */
+    /* The dp x sharding ranks that read different samples, and this
+     * rank's place among them (sharding ranks are data parallel too). */
+    int replicas, replica;
+    size_t *shard_off; /* sh + 1 bounds: sharding rank k steps [k, k+1) */
+    /* Data parallel without sharding: each layer's gradients all-reduced
+     * as soon as the last micro-step's backward finishes them. */
+    int overlap;
+    size_t layers_lo, layers_hi; /* the layers' part of the flat buffers */
+    /* Sharding stage 2: each layer's gradients are reduced to their owners
+     * as the backward finishes them, then discarded; gacc sums this rank's
+     * range over the micro-steps. */
+    int stage2;
+    float *gacc;
+    /* Sharding stage 3: the parameters too; a layer's are gathered before
+     * its forward and backward and dropped after. */
+    int stage3;
+    int prefetched;   /* the layer whose gather is under way, or -1 */
+    size_t *clip_off; /* sh + 1 scratch bounds */
+    struct train_state st;
+    char *args_json;
+    FILE *jsonl;
+    unsigned event_targets;    /* --report_to */
+    struct events *events;     /* rank 0's TensorBoard/VisualDL files */
+    double flops, peak_gflops; /* model FLOPs since the last log line */
+    struct cpu_peak cpu_peak;  /* how peak_gflops was found (not given) */
+    int64_t saved_last;        /* the global step model_last holds */
+    /* Tests: TRAIN_TEST_KILL_AT_STEP raises SIGKILL after that step,
+     * TRAIN_TEST_SIGNAL_AT_STEP raises TRAIN_TEST_SIGNAL (TERM, USR1 or
+     * INT) there, TRAIN_TEST_STALL_AT_STEP hangs before its gradient
+     * all-reduce; on every rank, or on rank TRAIN_TEST_RANK only. */
+    int64_t kill_at, stall_at, signal_at;
+    int test_signal;
+    int test_rank;
+};
+
+/* ------------------------------------------------------------------------ */
+/* run/test_hooks.c: the tests' faults                                      */
+
+/* read_test_hooks: the TRAIN_TEST_* variables (struct run). */
+void read_test_hooks(struct run *r);
+
+/* test_hook_due: whether a test fault set for step `at` fires at `step`
+ * on this rank. */
+int test_hook_due(const struct run *r, int64_t at, int64_t step);
+
+#endif /* TRAIN_RUN_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * micro.c: the micro-steps of a training step: each micro-batch's forward
+ * (its dropout seed keyed by its place in the global batch) and backward
+ * (with the reduction hooks of the layout, zero/), and the micro-batches
+ * one after the other (pipeline.c has the 1F1B order).
+ */
+#include <math.h>
+
+#include "data/loader.h"
+#include "log/flops.h"
+#include "ops.h"
+#include "step.h"
+#include "zero/zero.h"
+
+/* The dropout seed of micro-batch `micro` of this rank: keyed by the
+ * micro-batch's place in the global batch (rank r's micro-step k holds the
+ * samples a single rank reads at micro-step k * dp + r), so every
+ * data-parallel layout draws the masks of one rank accumulating. */
+static uint64_t
+micro_seed(const struct run *r, int64_t step, int micro)
+{
+    uint64_t global =
+        (uint64_t)micro * (uint64_t)r->replicas + (uint64_t)r->replica;
+
+    return ops_splitmix64((uint64_t)r->a.seed ^
+                          ops_splitmix64(((uint64_t)step << 16) | global));
+}
+
+void
+check_loss(int64_t step, const struct losses *L, const char *what)
+{
+    if (!isfinite(L->loss))
+        fatal("global step %lld: %s loss is %f; stopping (lower --max_lr, "
+              "set --grad_clip, or check the data)",
+              (long long)step, what, L->loss);
+}
+
+/* Micro-step k's batch into its slot (the forward follows; a stage after
+ * the first receives its input before it). */
+void
+load_micro(struct run *r, int64_t step, int k, struct batch *b)
+{
+    model_use_slot(r->m, k % r->slots);
+    if (loader_next(r->train, b))
+        fatal("global step %lld: the training data ran out", (long long)step);
+}
+
+void
+forward_micro(struct run *r, int64_t step, int k, const struct batch *b,
+              struct losses *acc)
+{
+    struct forward_opts fo;
+    struct losses L;
+    char err[1024];
+
+    model_use_slot(r->m, k % r->slots);
+    fo.dropout = 1;
+    fo.seed = micro_seed(r, step, k);
+    fo.grad_scale = 1.0f / (float)r->accumulate;
+    if (model_forward(r->m, b, &fo, &L, err, sizeof(err)) < 0)
+        fatal("global step %lld: %s", (long long)step, err);
+    if (r->pp_rank == r->pp - 1) /* the losses are the last stage's */
+        check_loss(step, &L, "training");
+    r->flops += train_flops(&r->cfg, b->B, b->T, b->M) / (r->tp * r->pp);
+    acc->loss += L.loss;
+    acc->lm_loss += L.lm_loss;
+    acc->sop_loss += L.sop_loss;
+}
+
+void
+backward_micro(struct run *r, int k)
+{
+    model_use_slot(r->m, k % r->slots);
+    if (r->overlap && k == r->accumulate - 1)
+        model_set_layer_hook(r->m, zero_layer_grads_ready, r);
+    if (r->stage2)
+        model_set_layer_hook(r->m, zero_stage2_layer_ready, r);
+    model_backward(r->m);
+    model_set_layer_hook(r->m, NULL, NULL);
+    if (r->stage2) /* the embeddings and heads */
+        zero_shard_heads(r, r->pp > 1);
+}
+
+/* One rank, or a pipeline stage without neighbours: forward and backward
+ * of each micro-batch in turn. */
+void
+micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
+{
+    for (int k = 0; k < r->accumulate; k++) {
+        struct batch b;
+
+        load_micro(r, step, k, &b);
+        forward_micro(r, step, k, &b, acc);
+        backward_micro(r, k);
+    }
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checkpointing.c: the run's checkpoints: where a run starts (resumed
+ * from output_dir/model_last, the weights of --continue_training, or a
+ * fresh initialisation) and the saves of model_last and model_<step>.  A
+ * model split by tensor or pipeline parallelism goes through a whole model
+ * (ckpt/whole.h); a sharded optimizer's moments are gathered (zero/).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/safetensors.h"
+#include "ckpt/weights.h"
+#include "ckpt/whole.h"
+#include "comm.h"
+#include "trainer.h"
+#include "zero/zero.h"
+
+/* Whether this rank holds a part of the model (tensor or pipeline
+ * parallelism): checkpoints then go through a whole model (whole.h). */
+static int
+split_model(const struct run *r)
+{
+    return r->tp > 1 || r->pp > 1;
+}
+
+void
+load_or_init(struct run *r)
+{
+    char err[1024], *last;
+    const struct train_args *a = &r->a;
+
+    memset(&r->st, 0, sizeof(r->st));
+    r->st.seed = (uint64_t)a->seed;
+    r->st.global_batch_size = r->gbs;
+    r->st.micro_batch_size = a->micro_batch_size;
+    if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
+        fatal("out of memory");
+    if (ckpt_exists(last)) {
+        struct optimizer full, *o = &r->opt;
+        struct whole w;
+
+        if (r->sh > 1) { /* read every moment, keep this rank's range */
+            if (optim_create(&full, model_ops(r->m), model_table(r->m)) < 0)
+                fatal("out of memory reading the optimizer state");
+            o = &full;
+        }
+        if (split_model(r)) { /* read the whole model, keep this rank's part */
+            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
+                fatal("cannot resume from %s: %s", last, err);
+            if (ckpt_load(last, w.m, &w.opt, &r->st, err, sizeof(err)) < 0 ||
+                whole_scatter(&w, r->m, o, err, sizeof(err)) < 0)
+                fatal("cannot resume from %s: %s", last, err);
+            whole_release(&w);
+        } else if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0) {
+            fatal("cannot resume from %s: %s", last, err);
+        }
+        if (o == &full) {
+            zero_take_moments(r, &full);
+            optim_release(&full);
+        }
+        if (r->st.global_batch_size != r->gbs)
+            fatal("%s was written with global_batch_size %lld; this run has "
+                  "%d",
+                  last, (long long)r->st.global_batch_size, r->gbs);
+        r->saved_last = r->st.global_step;
+        /* What this run's checkpoints will record. */
+        r->st.seed = (uint64_t)a->seed;
+        r->st.micro_batch_size = a->micro_batch_size;
+        log_info("resuming from %s at global step %lld (%llu samples "
+                 "consumed)",
+                 last, (long long)r->st.global_step,
+                 (unsigned long long)r->st.consumed_samples);
+    } else if (access(last, F_OK) == 0) {
+        /* Saves are atomic, so a partial model_last was damaged later. */
+        fatal("%s is not a complete checkpoint (trainer_state.json, "
+              "model.safetensors and optimizer.safetensors); move it away, "
+              "or rename %s_bak to resume from the one before",
+              last, last);
+    } else if (a->continue_training) {
+        /* Weights only: one of our checkpoints, or a directory saved by
+         * transformers' save_pretrained (model.safetensors). */
+        char *path = file_in(a->model_name_or_path, "model.safetensors");
+        struct st_file *f;
+        struct st_err se;
+        size_t unused = 0;
+        struct whole w;
+        struct model *into = r->m;
+
+        if (split_model(r)) { /* the whole model, then this rank's part */
+            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
+                fatal("--continue_training: %s", err);
+            into = w.m;
+        }
+        if (st_open(&f, path, &se) < 0)
+            fatal("--continue_training: %s", se.msg);
+        if (weights_load_buffer(model_table(into), model_ops(into),
+                                model_params(into), "", f, &unused, &se) < 0)
+            fatal("--continue_training: %s: %s", path, se.msg);
+        st_close(f);
+        if (split_model(r)) {
+            if (whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
+                fatal("--continue_training: %s", err);
+            whole_release(&w);
+        }
+        log_info("weights from %s%s", path,
+                 unused ? " (some of its tensors are not in this model)" : "");
+        free(path);
+    } else {
+        if (model_init_params(r->m, (uint64_t)a->seed) < 0)
+            fatal("out of memory");
+    }
+    free(last);
+}
+
+void
+save(struct run *r, const char *name, int keep_backup)
+{
+    char *dir, err[1024];
+    struct optimizer full;
+    const struct optimizer *o = &r->opt;
+    struct model *m = r->m;
+    struct whole w;
+    /* The ranks that hold what world rank 0 writes: its tensor-parallel
+     * group (every other replica holds the same). */
+    int writer = r->replica == 0;
+
+    /* Checkpoints hold every moment (global coordinates), so a sharded
+     * run gathers them first; all ranks take part. */
+    if (r->sh > 1) {
+        zero_gather_moments(r, &full);
+        o = &full;
+    }
+    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
+        zero_stage3_params(r, l, MODEL_PARAMS_FORWARD);
+    if (split_model(r) && writer) { /* whole tensors from the parts */
+        if (whole_create(&w, r->m, err, sizeof(err)) < 0 ||
+            whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
+            fatal("step %lld: cannot save: %s", (long long)r->st.global_step,
+                  err);
+        m = w.m;
+    }
+    if (strcmp(name, "model_last") == 0)
+        r->saved_last = r->st.global_step;
+    if (r->comm->rank == 0) { /* the same weights and moments everywhere */
+        if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
+            fatal("out of memory");
+        if (ckpt_save_files(dir, m, m == r->m ? o : &w.opt, &r->st,
+                            r->args_json, r->tok.files, r->tok.n_files,
+                            keep_backup, err, sizeof(err)) < 0)
+            fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
+                  dir, err);
+        log_info("saved %s", dir);
+        free(dir);
+    }
+    if (m != r->m)
+        whole_release(&w);
+    if (o == &full)
+        optim_release(&full);
+    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
+        zero_stage3_params(r, l, MODEL_PARAMS_DONE);
+}

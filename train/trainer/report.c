@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c: what the run says about itself: its layout and memory at the
+ * start, a line every logging_freq steps (losses, speed, MFU against the
+ * peak, ETA) with its records in train_log.jsonl and the event files
+ * (TensorBoard, VisualDL), and the scalars of evaluations.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "log/events.h"
+#include "log/runlog.h"
+#include "trainer.h"
+
+/* ------------------------------------------------------------------------ */
+/* At the start                                                              */
+
+static void
+log_peak(const struct run *r)
+{
+    const struct cpu_peak *p = &r->cpu_peak;
+
+    if (r->a.peak_gflops > 0)
+        log_info("MFU peak: %.1f GFLOP/s (--peak_gflops)", r->peak_gflops);
+    else
+        log_info("MFU peak: %.1f GFLOP/s, this CPU's FP32 peak: %d core(s) x "
+                 "%.3f GHz (%s) x %d FLOPs a cycle (%s); --peak_gflops "
+                 "sets another",
+                 r->peak_gflops, p->cores, p->ghz, p->clock_from,
+                 p->flops_per_cycle, p->isa);
+}
+
+void
+report_start(const struct run *r)
+{
+    log_info("%s", "----------- Configuration Arguments -----------");
+    if (g_rank == 0)
+        args_print(&r->a, stderr, "");
+    for (const char *n = r->a.notes; n && *n;) { /* aliases with no effect */
+        const char *nl = strchr(n, '\n');
+
+        log_info("note: %.*s", (int)(nl ? nl - n : (long)strlen(n)), n);
+        n = nl ? nl + 1 : n + strlen(n);
+    }
+    log_info("model: %s, %zu parameters, %.1f MB of activations; "
+             "accumulate %d micro-batches; device cpu (%s)",
+             r->cfg.type == MODEL_GPT ? "gpt" : "ernie",
+             model_table(r->m)->total, model_activation_bytes(r->m) / 1e6,
+             r->accumulate, model_ops(r->m)->name);
+    log_peak(r);
+    log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
+             "x data parallel %d x pipeline %d, this rank's data slice %d",
+             g_world, r->comm->name, r->tp, r->sh, r->a.sharding_stage, r->dp,
+             r->pp, r->replica);
+    if (r->pp > 1) /* the idle share of 1F1B: (p - 1) / (m + p - 1) */
+        log_info("pipeline: %d stages, %d micro-batches a step (1F1B): "
+                 "bubble fraction %.3f",
+                 r->pp, r->accumulate,
+                 (double)(r->pp - 1) / (r->accumulate + r->pp - 1));
+    {
+        /* fp32 parameters and gradients, AdamW's two moments (of this
+         * rank's range when sharded). */
+        size_t total = model_table(r->m)->total;
+        double p = (double)total * sizeof(float) / 1e6;
+        double o = 2.0 * (double)(r->opt.hi - r->opt.lo) * sizeof(float) / 1e6;
+        double g = p;
+
+        if (r->stage2) {
+            /* Resident at most: the range's sums, the embeddings and
+             * heads (written from the start of the backward to its end)
+             * and the largest layer being reduced. */
+            size_t big = 0, lo, hi;
+
+            for (int l = 0; l < r->cfg.num_layers; l++) {
+                model_layer_range(r->m, l, &lo, &hi);
+                big = hi - lo > big ? hi - lo : big;
+            }
+            g = (double)(r->opt.hi - r->opt.lo + r->layers_lo +
+                         (total - r->layers_hi) + big) *
+                sizeof(float) / 1e6;
+            if (r->stage3) /* the parameters alike */
+                p = g;
+        }
+        log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
+                 "optimizer %.1f MB, activations %.1f MB",
+                 p, g, o, model_activation_bytes(r->m) / 1e6);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The records: train_log.jsonl and the event files                         */
+
+/* Rank 0: the event files in --logging_dir (default output_dir/runs). */
+static void
+open_events(struct run *r)
+{
+    char err[1024], *dir;
+    const char *tb, *vdl;
+
+    if (r->event_targets == 0)
+        return;
+    if (r->a.logging_dir ? (dir = strdup(r->a.logging_dir)) == NULL
+                         : asprintf(&dir, "%s/runs", r->a.output_dir) < 0)
+        fatal("out of memory");
+    if (events_open(&r->events, r->event_targets, dir, r->st.global_step + 1,
+                    err, sizeof(err)) < 0)
+        fatal("%s", err);
+    tb = events_path(r->events, EVENTS_TENSORBOARD);
+    vdl = events_path(r->events, EVENTS_VISUALDL);
+    log_info("event files (tensorboard or visualdl --logdir %s):%s%s%s%s", dir,
+             tb ? " TensorBoard " : "", tb ? tb : "", vdl ? " VisualDL " : "",
+             vdl ? vdl : "");
+    free(dir);
+}
+
+/* A step's scalars to the event files; a file that cannot be written is
+ * reported once and left (training goes on). */
+static void
+report(struct run *r, int64_t step, const struct event_scalar *s, size_t n)
+{
+    char err[1024];
+
+    if (events_write(r->events, step, s, n, err, sizeof(err)) < 0)
+        fprintf(stderr, "train: warning: %s; no more events go to it\n", err);
+}
+
+/* The scalars of an evaluation of split `name` ("valid", "test"). */
+void
+report_eval(struct run *r, const char *name, const struct losses *mean)
+{
+    char tags[3][64];
+    struct event_scalar s[3];
+    size_t n = 0;
+
+    snprintf(tags[0], sizeof(tags[0]), "%s/loss", name);
+    snprintf(tags[1], sizeof(tags[1]), "%s/lm_loss", name);
+    snprintf(tags[2], sizeof(tags[2]), "%s/sop_loss", name);
+    s[n++] = (struct event_scalar){ tags[0], mean->loss };
+    if (r->cfg.type == MODEL_ERNIE)
+        s[n++] = (struct event_scalar){ tags[1], mean->lm_loss };
+    if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
+        s[n++] = (struct event_scalar){ tags[2], mean->sop_loss };
+    report(r, r->st.global_step, s, n);
+}
+
+void
+open_records(struct run *r)
+{
+    char *log_path, err[1024];
+
+    if (asprintf(&log_path, "%s/train_log.jsonl", r->a.output_dir) < 0)
+        fatal("out of memory");
+    if (g_rank == 0) { /* the log of the run, as rank 0 sees it */
+        size_t dropped;
+
+        /* It goes on from the step resumed, as if never interrupted. */
+        if (runlog_trim(log_path, r->st.global_step, &dropped, err,
+                        sizeof(err)) < 0)
+            fatal("%s", err);
+        if (dropped > 0)
+            log_info("%s: dropped %zu record%s after global step %lld, "
+                     "written by the interrupted run",
+                     log_path, dropped, dropped == 1 ? "" : "s",
+                     (long long)r->st.global_step);
+        r->jsonl = fopen(log_path, "a");
+        if (r->jsonl == NULL)
+            fatal("cannot open %s: %s", log_path, strerror(errno));
+        open_events(r);
+    }
+    free(log_path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The log line of the steps                                                 */
+
+/* Sum losses x[0..n) over every replica (the data-parallel and sharding
+ * ranks) and the pipeline stages (only the last has them). */
+void
+replicas_sum(struct run *r, double *x, size_t n, int64_t step)
+{
+    if ((r->dp > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_DP) < 0) ||
+        (r->sh > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0) ||
+        (r->pp > 1 &&
+         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_PP) < 0))
+        fatal("global step %lld: %s", (long long)step, r->comm->error);
+}
+
+void
+report_step(struct run *r, int64_t step, double lr, double norm,
+            double comm_sent, struct losses *acc, int logged, double dt)
+{
+    const struct train_args *a = &r->a;
+    double n = (double)logged * r->accumulate;
+    double sums[3] = { acc->loss, acc->lm_loss, acc->sop_loss };
+
+    /* The losses averaged over the replicas. */
+    replicas_sum(r, sums, 3, step);
+    acc->loss = sums[0] / r->replicas;
+    acc->lm_loss = sums[1] / r->replicas;
+    acc->sop_loss = sums[2] / r->replicas;
+    double speed = logged / dt, ips = speed * r->gbs;
+    double tps = ips * a->max_seq_len;
+    double mfu = r->flops / dt / (r->peak_gflops * 1e9);
+    char eta[32];
+
+    /* The steps left at the recent step time (evaluation and
+     * saving not counted). */
+    fmt_duration(eta, sizeof(eta), (a->max_steps - step) / speed);
+    if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
+        log_info("global step %lld, loss: %.6f, lm_loss: %.6f, "
+                 "sop_loss: %.6f, speed: %.2f steps/s, ips: %.2f "
+                 "seqs/s, learning rate: %.5e, tokens/s: %.0f, "
+                 "mfu: %.1f%%, grad_norm: %.4f, eta: %s",
+                 (long long)step, acc->loss / n, acc->lm_loss / n,
+                 acc->sop_loss / n, speed, ips, lr, tps, 100 * mfu, norm, eta);
+    else
+        log_info("global step %lld, loss: %.6f, speed: %.2f steps/s, "
+                 "ips: %.2f seqs/s, learning rate: %.5e, tokens/s: "
+                 "%.0f, mfu: %.1f%%, grad_norm: %.4f, eta: %s",
+                 (long long)step, acc->loss / n, speed, ips, lr, tps, 100 * mfu,
+                 norm, eta);
+    if (r->events) {
+        struct event_scalar sc[] = {
+            { "train/loss", acc->loss / n },
+            { "train/learning_rate", lr },
+            { "train/grad_norm", norm },
+            { "train/steps_per_second", speed },
+            { "train/samples_per_second", ips },
+            { "train/tokens_per_second", tps },
+            { "train/mfu", mfu },
+            { "train/lm_loss", acc->lm_loss / n },
+            { "train/sop_loss", acc->sop_loss / n },
+        };
+        size_t k = r->cfg.type == MODEL_GPT ? 7 : r->cfg.binary_head ? 9 : 8;
+
+        report(r, step, sc, k);
+    }
+    if (r->jsonl) {
+        fprintf(r->jsonl,
+                "{\"global_step\": %lld, \"loss\": %.9g, "
+                "\"lm_loss\": %.9g, \"sop_loss\": %.9g, "
+                "\"learning_rate\": %.9g, \"steps_per_second\": %.6g, "
+                "\"samples_per_second\": %.6g, \"tokens_per_second\": "
+                "%.6g, \"mfu\": %.6g, \"grad_norm\": %.9g, "
+                "\"consumed_samples\": %llu, \"comm_bytes\": %.17g}\n",
+                (long long)step, acc->loss / n, acc->lm_loss / n,
+                acc->sop_loss / n, lr, speed, ips, tps, mfu, norm,
+                (unsigned long long)r->st.consumed_samples, comm_sent);
+        fflush(r->jsonl);
+    }
+}

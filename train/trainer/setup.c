@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * setup.c: from the arguments to a run: the ranks and their groups, the
+ * batch sizes, the model config, the vocabulary and tokenizer files, the
+ * model in its parallel layout, the optimizer (over this rank's range:
+ * zero/), the learning-rate schedule and the MFU peak; and the release of
+ * it all at the end.
+ */
+#include <limits.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "data/datasets.h"
+#include "ds.h"
+#include "log/events.h"
+#include "log/peak.h"
+#include "ops.h"
+#include "tok.h"
+#include "trainer.h"
+#include "zero/zero.h"
+
+int
+launcher_rank(void)
+{
+    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+
+    if (env_rank == NULL)
+        env_rank = getenv("PMIX_RANK");
+    if (env_rank == NULL)
+        env_rank = getenv("PMI_RANK");
+    return env_rank ? atoi(env_rank) : 0;
+}
+
+/* The ranks: one without mpirun, else MPI with the layout's groups.  Only
+ * data parallelism runs so far; the other degrees are refused clearly. */
+static void
+setup_comm(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct comm_layout l = { a->tp, a->sharding_degree, a->dp, a->pp };
+    char err[512];
+
+    g_rank = launcher_rank(); /* until MPI says */
+    if (comm_launched_by_mpi()) {
+        r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
+        if (r->comm == NULL)
+            usage_error("%s", err);
+    } else {
+        int want = a->tp * a->pp * a->sharding_degree * (a->dp ? a->dp : 1);
+
+        if (want != 1)
+            usage_error("this layout needs %d ranks: start it with mpirun "
+                        "-np %d (or make train NP=%d)",
+                        want, want, want);
+        r->comm = comm_single();
+    }
+    g_rank = r->comm->rank;
+    g_world = r->comm->world;
+    r->dp = r->comm->group_size(r->comm, COMM_DP);
+    r->dp_rank = r->comm->group_rank(r->comm, COMM_DP);
+    r->sh = r->comm->group_size(r->comm, COMM_SHARDING);
+    r->sh_rank = r->comm->group_rank(r->comm, COMM_SHARDING);
+    r->tp = r->comm->group_size(r->comm, COMM_TP);
+    r->tp_rank = r->comm->group_rank(r->comm, COMM_TP);
+    r->pp = r->comm->group_size(r->comm, COMM_PP);
+    r->pp_rank = r->comm->group_rank(r->comm, COMM_PP);
+    r->replicas = r->dp * r->sh;
+    r->replica = r->sh_rank + r->sh * r->dp_rank;
+}
+
+static void
+model_config_from_args(struct model_config *c, const struct train_args *a,
+                       const char *config_path)
+{
+    struct config_err ce;
+
+    config_defaults(c, strcmp(a->model_type, "gpt") == 0 ? MODEL_GPT
+                                                         : MODEL_ERNIE);
+    if (config_read_json(c, config_path, &ce) < 0)
+        fatal("%s", ce.msg);
+    if (a->hidden_dropout_prob >= 0) {
+        c->hidden_dropout = (float)a->hidden_dropout_prob;
+        c->embedding_dropout = (float)a->hidden_dropout_prob;
+    }
+    if (a->attention_probs_dropout_prob >= 0)
+        c->attention_dropout = (float)a->attention_probs_dropout_prob;
+    if (a->check_accuracy)
+        c->hidden_dropout = c->attention_dropout = c->embedding_dropout = 0;
+    c->binary_head = c->type == MODEL_ERNIE ? a->binary_head : 0;
+    if (config_check(c, &ce) < 0)
+        fatal("%s: %s", config_path, ce.msg);
+}
+
+/* The model's tensor-parallel all-reduce, over COMM_TP. */
+static void
+tp_all_reduce(void *ctx, void *buf, size_t n, enum model_reduce how)
+{
+    struct comm *c = ((struct run *)ctx)->comm;
+    int rc = how == MODEL_MAX_F32
+                 ? c->all_reduce_max(c, buf, n, COMM_F32, COMM_TP)
+                 : c->all_reduce_sum(c, buf, n,
+                                     how == MODEL_SUM_F64 ? COMM_F64 : COMM_F32,
+                                     COMM_TP);
+
+    if (rc < 0)
+        fatal("tensor parallel: %s", c->error);
+}
+
+/* Whether path is a directory holding name. */
+static int
+dir_has(const char *path, const char *name)
+{
+    struct stat st;
+    char *f;
+    int yes;
+
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (asprintf(&f, "%s/%s", path, name) < 0)
+        fatal("out of memory");
+    yes = access(f, F_OK) == 0;
+    free(f);
+    return yes;
+}
+
+/* The tokenizer files every checkpoint carries (hf_tokenizer.h): ERNIE's
+ * vocabulary; GPT's byte-level BPE from --tokenizer_name_or_path or the
+ * model's directory, whose "<|endoftext|>" is also the config's bos and
+ * eos token. */
+static void
+tokenizer_files(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct model_config *c = &r->cfg;
+    const char *bpe = a->tokenizer_name_or_path;
+    char err[1024];
+
+    if (c->type == MODEL_ERNIE) {
+        if (hf_tokenizer_wordpiece(&r->tok, r->vocab_path, c->max_position, err,
+                                   sizeof(err)) < 0)
+            fatal("%s", err);
+        return;
+    }
+    if (bpe == NULL && dir_has(a->model_name_or_path, "vocab.json"))
+        bpe = a->model_name_or_path;
+    if (bpe == NULL) {
+        log_info("no tokenizer (give --tokenizer_name_or_path, the "
+                 "directory of vocab.json and merges.txt): the checkpoints "
+                 "will have no tokenizer files");
+    } else {
+        if (hf_tokenizer_bpe(&r->tok, bpe, c->max_position, err, sizeof(err)) <
+            0)
+            fatal("%s", err);
+        if (r->tok.n_tokens > (size_t)c->vocab_size)
+            fatal("vocab '%s' has %zu tokens but the model config '%s' only "
+                  "%d (vocab_size)",
+                  r->tok.files[0].src, r->tok.n_tokens, r->config_path,
+                  c->vocab_size);
+        if (r->tok.eos_id >= 0)
+            c->bos_token_id = c->eos_token_id = r->tok.eos_id;
+    }
+    /* An id outside the vocabulary (GPT-2's 50256 in a small model's
+     * config) is no token: written null. */
+    if (c->bos_token_id >= c->vocab_size)
+        c->bos_token_id = -1;
+    if (c->eos_token_id >= c->vocab_size)
+        c->eos_token_id = -1;
+}
+
+void
+setup(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    char err[1024];
+    const struct ops *op;
+
+    setup_comm(r);
+    /* The flags' own ranges were checked as they were read (cli/args.c). */
+    {
+        long long per_step = (long long)a->micro_batch_size * r->replicas;
+
+        if (a->gradient_accumulation_steps > 0 && a->global_batch_size > 0 &&
+            a->global_batch_size != per_step * a->gradient_accumulation_steps)
+            usage_error("--global_batch_size %d and "
+                        "--gradient_accumulation_steps %d disagree: %d "
+                        "accumulation steps of micro_batch_size %d x dp %d x "
+                        "sharding %d make %lld",
+                        a->global_batch_size, a->gradient_accumulation_steps,
+                        a->gradient_accumulation_steps, a->micro_batch_size,
+                        r->dp, r->sh,
+                        per_step * a->gradient_accumulation_steps);
+        if (per_step * (a->gradient_accumulation_steps > 0
+                            ? a->gradient_accumulation_steps
+                            : 1) >
+            INT_MAX)
+            usage_error("--micro_batch_size %d x %d ranks x %d accumulation "
+                        "steps is too large",
+                        a->micro_batch_size, r->replicas,
+                        a->gradient_accumulation_steps);
+        r->gbs = a->global_batch_size ? a->global_batch_size
+                 : a->gradient_accumulation_steps > 0
+                     ? (int)(per_step * a->gradient_accumulation_steps)
+                     : (int)per_step;
+    }
+    if (r->gbs % (a->micro_batch_size * r->replicas))
+        usage_error("global_batch_size %d is not a multiple of "
+                    "micro_batch_size %d x dp %d x sharding %d",
+                    r->gbs, a->micro_batch_size, r->dp, r->sh);
+    r->accumulate = r->gbs / (a->micro_batch_size * r->replicas);
+    if (strcmp(a->device, "cuda") == 0)
+        fatal("--device cuda: this build has no CUDA backend yet");
+    if (events_parse_targets(a->report_to, &r->event_targets, err,
+                             sizeof(err)) < 0)
+        usage_error("%s", err);
+
+    r->config_path = file_in(
+        a->config_name ? a->config_name : a->model_name_or_path, "config.json");
+    model_config_from_args(&r->cfg, a, r->config_path);
+    if (r->cfg.type == MODEL_ERNIE) {
+        r->vocab_path =
+            file_in(a->tokenizer_name_or_path ? a->tokenizer_name_or_path
+                                              : a->model_name_or_path,
+                    "vocab.txt");
+        vocab_open(&r->vocab, r->vocab_path);
+        if (r->vocab.n_base > (size_t)r->cfg.vocab_size)
+            fatal("vocab '%s' has %zu tokens but the model config '%s' only "
+                  "%d (vocab_size)",
+                  r->vocab_path, r->vocab.n_base, r->config_path,
+                  r->cfg.vocab_size);
+    }
+    tokenizer_files(r);
+    if (a->max_seq_len > r->cfg.max_position)
+        fatal("--max_seq_len %d exceeds the model's %d positions (%s)",
+              a->max_seq_len, r->cfg.max_position, r->config_path);
+    check_data_meta(r);
+    /* The other paths, before a byte of the model is built. */
+    check_paths(r);
+
+    op = ops_cpu(a->threads);
+    {
+        struct model_par par = {
+            { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
+        };
+
+        /* 1F1B holds the activations of up to pp - stage micro-batches. */
+        if (r->pp > 1)
+            par.slots = r->pp - r->pp_rank < r->accumulate ? r->pp - r->pp_rank
+                                                           : r->accumulate;
+        r->slots = par.slots;
+        if (r->pp > r->cfg.num_layers)
+            usage_error("--pp %d: the model has only %d layers (%s); each "
+                        "pipeline stage needs at least one",
+                        r->pp, r->cfg.num_layers, r->config_path);
+
+        if (r->tp > 1 &&
+            (r->cfg.num_heads % r->tp || r->cfg.intermediate_size % r->tp))
+            usage_error("--tp %d must divide the model's attention heads (%d) "
+                        "and intermediate size (%d) (%s)",
+                        r->tp, r->cfg.num_heads, r->cfg.intermediate_size,
+                        r->config_path);
+        if (model_create_par(&r->m, &r->cfg, op, a->micro_batch_size,
+                             a->max_seq_len,
+                             r->cfg.type == MODEL_ERNIE ? max_masked(a) : 0,
+                             !a->use_recompute ? RECOMPUTE_NONE
+                             : strcmp(a->recompute_granularity, "full") == 0
+                                 ? RECOMPUTE_FULL
+                                 : RECOMPUTE_CORE_ATTN,
+                             &par, err, sizeof(err)) < 0)
+            fatal("%s", err);
+    }
+    {
+        /* The word embeddings (first stage) or their copy (last): the
+         * tied pair whose gradients the embedding group sums. */
+        const struct param_table *pt = model_table(r->m);
+
+        for (size_t i = 0; i < pt->n; i++)
+            if (pt->t[i].tp == TP_VOCAB && pt->t[i].ndim == 2) {
+                r->tied_off = pt->t[i].offset;
+                r->tied_n = pt->t[i].numel;
+                break;
+            }
+    }
+    zero_setup(r);
+    r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
+                 : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
+                 : r->cfg.type == MODEL_GPT                 ? LR_COSINE
+                                                            : LR_LINEAR;
+    r->lr.max_lr = a->max_lr;
+    r->lr.min_lr = a->min_lr;
+    r->lr.warmup_steps = a->warmup_steps > 0 ? (double)a->warmup_steps
+                                             : a->warmup_rate * a->max_steps;
+    r->lr.decay_steps = a->decay_steps ? a->decay_steps : a->max_steps;
+    r->adam.beta1 = a->adam_beta1;
+    r->adam.beta2 = a->adam_beta2;
+    r->adam.eps = a->adam_epsilon;
+    r->adam.weight_decay = a->weight_decay;
+    r->adam.grad_clip = a->grad_clip;
+    r->peak_gflops = a->peak_gflops;
+    if (r->peak_gflops <= 0) {
+        /* The processor's FP32 peak (the same every run), not a timing. */
+        if (peak_cpu(omp_get_max_threads(), &r->cpu_peak) < 0)
+            fatal("cannot tell this CPU's peak from /proc/cpuinfo: give "
+                  "--peak_gflops");
+        r->peak_gflops = r->cpu_peak.gflops;
+    }
+}
+
+void
+run_release(struct run *r)
+{
+    if (r->jsonl)
+        fclose(r->jsonl);
+    events_close(r->events);
+    loader_free(r->train);
+    loader_free(r->valid);
+    optim_release(&r->opt);
+    if (r->gacc)
+        model_ops(r->m)->release(r->gacc);
+    model_free(r->m);
+    ds_corpus_close(r->corpus);
+    free(r->args_json);
+    tok_vocab_free(r->vocab.v);
+    free(r->vocab.tokens);
+    free(r->vocab_path);
+    hf_tokenizer_release(&r->tok);
+    free(r->config_path);
+    free(r->shard_off);
+    free(r->clip_off);
+    args_release(&r->a);
+    r->comm->destroy(r->comm);
+}

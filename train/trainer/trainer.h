@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trainer.h: the top of the `train` program, what main() drives around
+ * the steps, as PaddleNLP's Trainer does: the setup, the paths, the
+ * checkpoints (resume, save), evaluation, reports, and stopping on a
+ * signal.
+ */
+#ifndef TRAIN_TRAINER_H
+#define TRAIN_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/run.h"
+
+struct loader;
+
+/* ------------------------------------------------------------------------ */
+/* trainer/setup.c, trainer/paths.c: from the arguments to a model           */
+
+/* launcher_rank: this process's rank as mpirun or srun gives it in the
+ * environment (0 when started plainly), before MPI starts. */
+int launcher_rank(void);
+
+/* setup: the ranks and their groups, the batch sizes, the model config,
+ * vocabulary and tokenizer files, every path, then the model, the
+ * optimizer (over this rank's range, zero_setup()), the schedule and the
+ * MFU peak. */
+void setup(struct run *r);
+
+/* run_release: free what setup() and the run made, in one place. */
+void run_release(struct run *r);
+
+/* file_in: path itself if it is a file, else path/name (caller frees). */
+char *file_in(const char *path, const char *name);
+
+/* check_paths: every path of the run before anything is built: the data
+ * (a directory's datasets are listed), --continue_training's weights, the
+ * output and cache directories (made with their parents); rank 0 locks
+ * the output directory and removes what interrupted runs left there. */
+void check_paths(struct run *r);
+
+/* ------------------------------------------------------------------------ */
+/* trainer/checkpointing.c: resume, initialise, save                         */
+
+/* load_or_init: resume from output_dir/model_last, else take the weights
+ * of --continue_training, else initialise. */
+void load_or_init(struct run *r);
+
+/* save: the checkpoint output_dir/name of this step (all ranks take
+ * part; world rank 0 writes); keep_backup: keep the one it replaces as
+ * name_bak until it is written. */
+void save(struct run *r, const char *name, int keep_backup);
+
+/* ------------------------------------------------------------------------ */
+/* trainer/evaluate.c                                                        */
+
+/* evaluate: `iters` micro-batches of a split on each rank, continuing its
+ * loader; the losses averaged over every rank's micro-batches, logged and
+ * recorded.  announce: say what is evaluated before starting. */
+void evaluate(struct run *r, struct loader *l, const char *name, int iters,
+              int announce);
+
+/* evaluate_test: the test split at the end of the run (--do_predict). */
+void evaluate_test(struct run *r);
+
+/* ------------------------------------------------------------------------ */
+/* trainer/report.c: what the run says about itself                          */
+
+/* report_start: the arguments, the model, the MFU peak, the layout and
+ * the memory per rank, before the data is opened. */
+void report_start(const struct run *r);
+
+/* open_records: rank 0's train_log.jsonl (trimmed to the step resumed
+ * from) and event files. */
+void open_records(struct run *r);
+
+/* replicas_sum: losses x[0..n) summed over every replica (the
+ * data-parallel and sharding ranks) and the pipeline stages (only the
+ * last has them). */
+void replicas_sum(struct run *r, double *x, size_t n, int64_t step);
+
+/* report_step: the log line and records of the `logged` steps up to
+ * `step`: acc holds their losses summed on this rank (averaged over the
+ * replicas here), dt the seconds they took, comm_sent the bytes the last
+ * one sent. */
+void report_step(struct run *r, int64_t step, double lr, double norm,
+                 double comm_sent, struct losses *acc, int logged, double dt);
+
+/* report_eval: the scalars of an evaluation of split `name` to the event
+ * files. */
+void report_eval(struct run *r, const char *name, const struct losses *mean);
+
+/* ------------------------------------------------------------------------ */
+/* trainer/stop.c: signals at step boundaries                                */
+/* stop_signal: the signal (SIGTERM or SIGUSR1) on which every rank stops
+ * at this step boundary, or 0. */
+int stop_signal(struct run *r);
+
+/* stop_run: stop on signal sig, model_last holding this step; returns
+ * sig. */
+int stop_run(struct run *r, int sig);
+
+#endif /* TRAIN_TRAINER_H */
