@@ -279,13 +279,13 @@ ds_writer_add_sentence(struct ds_writer *w, const int32_t *ids, size_t n,
                 all |= (uint32_t)ids[i + j];
         for (; i < n; i++)
             all |= (uint32_t)ids[i];
-        for (size_t i = 0; all > UINT16_MAX && i < n; i++)
-            if ((uint32_t)ids[i] > UINT16_MAX)
+        for (size_t k = 0; all > UINT16_MAX && k < n; k++)
+            if ((uint32_t)ids[k] > UINT16_MAX)
                 return ds_err_set(
                     err, DS_ERANGE,
                     "'%s': token id %" PRId32 " (position %zu of sentence "
                     "%" PRIu64 ") does not fit uint16; write int32 tokens",
-                    w->names[0], ids[i], i, w->n_sentences);
+                    w->names[0], ids[k], k, w->n_sentences);
     }
     for (size_t i = 0; i < n; i += chunk) {
         size_t k = n - i < chunk ? n - i : chunk;
