@@ -52,10 +52,11 @@ test: deps
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
 	test-megatron test-bpe test-vocab test-samples test-train test-install
 
-test-unit: $(UNIT_BINS)
+test-unit: $(UNIT_BINS) $(if $(filter 1,$(WITH_LAC)),$(LAC_MODEL))
 	@rm -f $(TEST_LOG)
 	@for t in $(UNIT_BINS); do \
-		DATA=$(DATA) tests/run-suite $(TEST_LOG) $${t##*/} $$t; \
+		DATA=$(DATA) LAC_MODEL=$(LAC_MODEL) \
+			tests/run-suite $(TEST_LOG) $${t##*/} $$t; \
 	done
 
 test-cli: $(TOOLS)
@@ -196,7 +197,7 @@ check: deps
 #   build-fuzz/fuzz_encode -max_total_time=60 testdata/fuzz/encode
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all
+	-fno-sanitize-recover=all -ffp-contract=off
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
 
 .PHONY: fuzz
@@ -208,7 +209,8 @@ build-fuzz/fuzz_json: FUZZ_EXTRA := tools/cli_json.c
 build-fuzz/fuzz_json: tools/cli_json.c tools/cli.h
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
-		libtok/tok_int.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
+		libtok/tok_int.h libtok/tok_lac_int.h tests/fuzz/lac_fuzz.h \
+		tests/lac_fixture.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
 		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIBTOK_SRCS) \
