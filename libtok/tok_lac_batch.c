@@ -34,16 +34,18 @@ struct tok_lac_batch {
     struct tok_buf arena; /* the texts, each followed by 16 NULs */
     struct text *texts;
     size_t n, cap, n_run; /* texts; those run */
+    bool custom;          /* a user dictionary applied: ctags */
     uint32_t *ctags;      /* per character of the texts run */
     size_t ctags_cap;
-    /* Working memory of a run. */
-    uint32_t *cps, *ids, *toklen;
-    size_t cps_cap, ids_cap, toklen_cap;
+    /* Per position of the texts run: ids, characters (`lac` network),
+     * tags. */
+    uint32_t *ids, *toklen;
+    size_t ids_cap, toklen_cap;
     uint8_t *ptags;
     size_t ptags_cap;
     size_t *order, order_cap;
     size_t *wbase, *gbase, *glen, g_cap;
-    uint32_t *route_len;
+    uint8_t *route_len; /* fast_cut's word lengths, per character */
     size_t route_cap;
     double *route_ring;
     size_t ring_cap;
@@ -101,7 +103,6 @@ tok_lac_batch_free(struct tok_lac_batch *b)
     tok_buf_release(&b->arena);
     free(b->texts);
     free(b->ctags);
-    free(b->cps);
     free(b->ids);
     free(b->toklen);
     free(b->ptags);
@@ -202,15 +203,19 @@ tok_lac_batch_text(const struct tok_lac_batch *b, size_t i, size_t *len)
 /* ------------------------------------------------------------------------ */
 /* Texts to ids                                                              */
 
+/* Append a position: its id and (the `lac` network) its characters. */
 static int
-push_pos(struct tok_lac_batch *b, size_t *n_pos, uint32_t id, uint32_t chars)
+push_pos(struct tok_lac_batch *b, size_t *n_pos, uint32_t id, size_t chars)
 {
-    if (grow((void **)&b->ids, &b->ids_cap, *n_pos + 1, sizeof(*b->ids)) < 0 ||
-        grow((void **)&b->toklen, &b->toklen_cap, *n_pos + 1,
-             sizeof(*b->toklen)) < 0)
+    if (grow((void **)&b->ids, &b->ids_cap, *n_pos + 1, sizeof(*b->ids)) < 0)
         return TOK_ENOMEM;
+    if (b->m->has_dict) {
+        if (chars > UINT32_MAX || grow((void **)&b->toklen, &b->toklen_cap,
+                                       *n_pos + 1, sizeof(*b->toklen)) < 0)
+            return TOK_ENOMEM;
+        b->toklen[*n_pos] = (uint32_t)chars;
+    }
     b->ids[*n_pos] = id;
-    b->toklen[*n_pos] = chars;
     (*n_pos)++;
     return 0;
 }
@@ -234,60 +239,71 @@ word_id(const struct tok_lac_words_map *wm, const char *s, size_t len)
     return -1;
 }
 
-/* One token of fast_cut(): cps[a..e) at bytes s[0..len): one id if it is
+/* One token of fast_cut(): the n characters at s[0..len): one id if it is
  * a word of word.dic, else one a character. */
 static int
-push_token(struct tok_lac_batch *b, size_t *n_pos, const uint32_t *cps,
-           size_t a, size_t e, const char *s, size_t len)
+push_token(struct tok_lac_batch *b, size_t *n_pos, const char *s, size_t len,
+           size_t n)
 {
-    if (e - a >= 2) {
+    if (n >= 2) {
         int64_t id = word_id(&b->m->words, s, len);
 
         if (id >= 0)
-            return push_pos(b, n_pos, (uint32_t)id, (uint32_t)(e - a));
+            return push_pos(b, n_pos, (uint32_t)id, n);
     }
-    for (size_t k = a; k < e; k++)
-        if (push_pos(b, n_pos, tok_lac_char_id(b->m, cps[k]), 1) < 0)
+    for (size_t at = 0; at < len;) {
+        uint32_t cp;
+
+        at += tok_utf8_decode_valid(s + at, &cp);
+        if (push_pos(b, n_pos, tok_lac_char_id(b->m, cp), 1) < 0)
             return TOK_ENOMEM;
+    }
     return 0;
 }
 
 static bool
-ascii_alnum(uint32_t cp)
+ascii_alnum(unsigned char c)
 {
-    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
-           (cp >= 'A' && cp <= 'Z');
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z');
 }
 
-/* segment.py's fast_cut() over the text's code points cps[0..n) (bytes
- * s, with boff the byte offset of each code point and of the end), then
- * the ids of its tokens. */
+/* segment.py's fast_cut() over the n characters of s[0..len), then the
+ * ids of its tokens.  The route is found from the end: route[idx] = max
+ * over the DAG's ends j of (log(f) - logtotal + route[j + 1], j), f the
+ * length of the word idx..j (1 for one character) and the larger j
+ * winning a tie, as Python's max() of tuples; only the length of the
+ * chosen word is kept a character, and the scores of the next few. */
 static int
-fast_cut(struct tok_lac_batch *b, const char *s, const uint32_t *cps,
-         const size_t *boff, size_t n, size_t *n_pos)
+fast_cut(struct tok_lac_batch *b, const char *s, size_t len, size_t n,
+         size_t *n_pos)
 {
     const struct tok_lac_dict *d = &b->m->dict;
     const double logtotal = d->logs[0];
-    size_t R = d->max_len + 1, run = 0, run_start = 0;
+    size_t R = d->max_len + 1, at = len;
     double *ring;
 
-    if (grow((void **)&b->route_len, &b->route_cap, n + 1,
-             sizeof(*b->route_len)) < 0 ||
+    if (grow((void **)&b->route_len, &b->route_cap, n + 1, 1) < 0 ||
         grow((void **)&b->route_ring, &b->ring_cap, R, sizeof(double)) < 0)
         return TOK_ENOMEM;
     ring = b->route_ring;
-    /* route[idx] = max over the DAG's j of (log(f) - logtotal +
-     * route[j + 1], j): f the word's length, 1 for one character. */
     ring[n % R] = 0.0;
     for (size_t idx = n; idx-- > 0;) {
-        double best = (d->logs[1] - logtotal) + ring[(idx + 1) % R];
-        size_t best_j = idx, lim = n - idx < d->max_len ? n - idx : d->max_len;
+        double best;
+        size_t best_j = idx, q;
         uint32_t node = 0;
 
-        for (size_t k = 1; k <= lim; k++) {
-            uint32_t v = tok_lac_trie_step(&d->trie, node, cps[idx + k - 1]);
+        /* Back to the start of character idx. */
+        do
+            at--;
+        while (at > 0 && ((unsigned char)s[at] & 0xC0) == 0x80);
+        best = (d->logs[1] - logtotal) + ring[(idx + 1) % R];
+        q = at;
+        for (size_t k = 1; k <= d->max_len && q < len; k++) {
+            uint32_t cp, v;
 
-            if (v == 0)
+            q += tok_utf8_decode_valid(s + q, &cp);
+            if ((v = tok_lac_trie_step(&d->trie, node, cp)) == 0)
                 break;
             node = v & ~TOK_LAC_TRIE_WORD;
             if ((v & TOK_LAC_TRIE_WORD) && k >= 2) {
@@ -301,42 +317,48 @@ fast_cut(struct tok_lac_batch *b, const char *s, const uint32_t *cps,
             }
         }
         ring[idx % R] = best;
-        b->route_len[idx] = (uint32_t)(best_j - idx + 1);
+        b->route_len[idx] = (uint8_t)(best_j - idx + 1);
     }
     /* The tokens, runs of single ASCII letters and digits merged. */
-    for (size_t idx = 0; idx < n;) {
-        size_t e = idx + b->route_len[idx];
+    {
+        size_t run = 0, run_at = 0;
 
-        if (e - idx == 1 && ascii_alnum(cps[idx])) {
-            if (run == 0)
-                run_start = idx;
-            run++;
-        } else {
-            if (run > 0 &&
-                push_token(b, n_pos, cps, run_start, idx, s + boff[run_start],
-                           boff[idx] - boff[run_start]) < 0)
-                return TOK_ENOMEM;
-            run = 0;
-            if (push_token(b, n_pos, cps, idx, e, s + boff[idx],
-                           boff[e] - boff[idx]) < 0)
-                return TOK_ENOMEM;
+        at = 0;
+        for (size_t idx = 0; idx < n;) {
+            size_t e = idx + b->route_len[idx], end = at;
+
+            for (size_t k = idx; k < e; k++) {
+                uint32_t cp;
+
+                end += tok_utf8_decode_valid(s + end, &cp);
+            }
+            if (e - idx == 1 && end - at == 1 &&
+                ascii_alnum((unsigned char)s[at])) {
+                if (run++ == 0)
+                    run_at = at;
+            } else {
+                if (run > 0 &&
+                    push_token(b, n_pos, s + run_at, at - run_at, run) < 0)
+                    return TOK_ENOMEM;
+                run = 0;
+                if (push_token(b, n_pos, s + at, end - at, e - idx) < 0)
+                    return TOK_ENOMEM;
+            }
+            idx = e;
+            at = end;
         }
-        idx = e;
+        if (run > 0 && push_token(b, n_pos, s + run_at, at - run_at, run) < 0)
+            return TOK_ENOMEM;
     }
-    if (run > 0 && push_token(b, n_pos, cps, run_start, n, s + boff[run_start],
-                              boff[n] - boff[run_start]) < 0)
-        return TOK_ENOMEM;
     return 0;
 }
 
-/* The code points and ids of the texts from b->n_run on, after those of
- * the texts run before (since the last clear). */
+/* The ids of the texts from b->n_run on, after those of the texts run
+ * before (since the last clear). */
 static int
 texts_to_ids(struct tok_lac_batch *b)
 {
-    size_t n_chars = 0, n_pos = 0, need;
-    size_t *boff = NULL, boff_cap = 0;
-    int rc = 0;
+    size_t n_chars = 0, n_pos = 0;
 
     if (b->n_run > 0) {
         const struct text *t = &b->texts[b->n_run - 1];
@@ -344,48 +366,32 @@ texts_to_ids(struct tok_lac_batch *b)
         n_chars = t->char_off + t->n_chars;
         n_pos = t->pos_off + t->n_pos;
     }
-    need = n_chars;
-    for (size_t i = b->n_run; i < b->n; i++)
-        need += b->texts[i].len; /* at most a character a byte */
-    if (grow((void **)&b->cps, &b->cps_cap, need + 1, sizeof(*b->cps)) < 0)
-        return TOK_ENOMEM;
     for (size_t i = b->n_run; i < b->n; i++) {
         struct text *t = &b->texts[i];
         const char *s = b->arena.data + t->off;
-        uint32_t *cps = b->cps + n_chars;
         size_t k = 0;
 
-        if (b->m->has_dict &&
-            grow((void **)&boff, &boff_cap, t->len + 1, sizeof(*boff)) < 0) {
-            rc = TOK_ENOMEM;
-            break;
-        }
-        for (size_t at = 0; at < t->len; k++) {
-            if (boff)
-                boff[k] = at;
-            at += tok_utf8_decode_valid(s + at, &cps[k]);
-        }
-        if (boff)
-            boff[k] = t->len;
         t->char_off = n_chars;
-        t->n_chars = k;
         t->pos_off = n_pos;
-        n_chars += k;
         if (b->m->has_dict) {
-            if ((rc = fast_cut(b, s, cps, boff, k, &n_pos)) < 0)
-                break;
+            for (size_t at = 0; at < t->len; at++)
+                k += ((unsigned char)s[at] & 0xC0) != 0x80;
+            if (fast_cut(b, s, t->len, k, &n_pos) < 0)
+                return TOK_ENOMEM;
         } else {
-            for (size_t c = 0; c < k; c++)
-                if ((rc = push_pos(b, &n_pos, tok_lac_char_id(b->m, cps[c]),
-                                   1)) < 0)
-                    break;
-            if (rc < 0)
-                break;
+            for (size_t at = 0; at < t->len; k++) {
+                uint32_t cp;
+
+                at += tok_utf8_decode_valid(s + at, &cp);
+                if (push_pos(b, &n_pos, tok_lac_char_id(b->m, cp), 1) < 0)
+                    return TOK_ENOMEM;
+            }
         }
+        t->n_chars = k;
+        n_chars += k;
         t->n_pos = n_pos - t->pos_off;
     }
-    free(boff);
-    return rc;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -503,6 +509,8 @@ run_networks(struct tok_lac_batch *b, size_t n_pos)
 /* ------------------------------------------------------------------------ */
 /* Tags back to characters                                                   */
 
+/* The characters' tags of text t, for the user dictionary: a word id's
+ * tag on its first character, t[:-2] + "-I" on the others. */
 static void
 char_tags(struct tok_lac_batch *b, const struct text *t)
 {
@@ -513,13 +521,13 @@ char_tags(struct tok_lac_batch *b, const struct text *t)
 
     for (size_t p = t->pos_off; p < t->pos_off + t->n_pos; p++) {
         uint32_t tag = tag_of[b->ptags[p]];
+        size_t chars = b->toklen ? b->toklen[p] : 1;
 
         ct[c++] = tag;
-        for (uint32_t k = 1; k < b->toklen[p]; k++)
+        for (size_t k = 1; k < chars; k++)
             ct[c++] = tv[tag].to_dash_i;
     }
-    if (b->lac->custom)
-        tok_lac_custom_apply(b->lac, b->cps + t->char_off, t->n_chars, ct);
+    tok_lac_custom_apply(b->lac, b->arena.data + t->off, t->len, ct);
 }
 
 int
@@ -530,6 +538,11 @@ tok_lac_batch_run(struct tok_lac_batch *b, struct tok_err *err)
 
     if (b->n_run == b->n)
         return 0;
+    if (!b->m->has_dict) {
+        free(b->toklen); /* one character a position */
+        b->toklen = NULL;
+        b->toklen_cap = 0;
+    }
     if ((rc = texts_to_ids(b)) < 0)
         return tok_err_set(err, rc, "out of memory");
     {
@@ -540,11 +553,14 @@ tok_lac_batch_run(struct tok_lac_batch *b, struct tok_err *err)
     }
     if ((rc = run_networks(b, n_pos)) < 0)
         return tok_err_set(err, rc, "out of memory");
-    if (grow((void **)&b->ctags, &b->ctags_cap, n_chars + 1,
-             sizeof(*b->ctags)) < 0)
-        return tok_err_set(err, TOK_ENOMEM, "out of memory");
-    for (size_t i = b->n_run; i < b->n; i++)
-        char_tags(b, &b->texts[i]);
+    b->custom = b->lac->custom != NULL;
+    if (b->custom) {
+        if (grow((void **)&b->ctags, &b->ctags_cap, n_chars + 1,
+                 sizeof(*b->ctags)) < 0)
+            return tok_err_set(err, TOK_ENOMEM, "out of memory");
+        for (size_t i = b->n_run; i < b->n; i++)
+            char_tags(b, &b->texts[i]);
+    }
     b->n_run = b->n;
     return 0;
 }
@@ -599,7 +615,6 @@ tok_lac_batch_words(const struct tok_lac_batch *b, size_t i,
 {
     const struct tok_lac_tag *tv = b->lac->tags.v;
     const struct text *t;
-    const uint32_t *ct;
     const char *s;
     size_t at = 0;
 
@@ -607,22 +622,31 @@ tok_lac_batch_words(const struct tok_lac_batch *b, size_t i,
         return tok_err_set(err, TOK_EINVAL, "no text %zu in the batch run", i);
     t = &b->texts[i];
     s = b->arena.data + t->off;
-    ct = b->ctags + t->char_off;
     /* A word starts at the first character and at each tag ending in B or
-     * S; its tag is its last character's. */
-    for (size_t c = 0; c < t->n_chars; c++) {
-        uint32_t cp;
-        size_t k = tok_utf8_decode_valid(s + at, &cp);
+     * S; its tag is its last character's.  Without a user dictionary the
+     * characters' tags follow from the positions': a word id's other
+     * characters take t[:-2] + "-I", which starts no word. */
+    for (size_t p = 0, c = 0; p < t->n_pos; p++) {
+        size_t chars = b->toklen ? b->toklen[t->pos_off + p] : 1;
+        uint32_t tag = b->m->tag_of[b->ptags[t->pos_off + p]];
 
-        if (c == 0 || tv[ct[c]].starts_word) {
-            if (w->n == w->cap && words_grow(w) < 0)
-                return tok_err_set(err, TOK_ENOMEM, "out of memory");
-            w->starts[w->n] = at;
-            w->n++;
+        for (size_t k = 0; k < chars; k++, c++) {
+            uint32_t cp, ct;
+
+            if (b->custom)
+                ct = b->ctags[t->char_off + c];
+            else
+                ct = k == 0 ? tag : tv[tag].to_dash_i;
+            if (c == 0 || tv[ct].starts_word) {
+                if (w->n == w->cap && words_grow(w) < 0)
+                    return tok_err_set(err, TOK_ENOMEM, "out of memory");
+                w->starts[w->n] = at;
+                w->n++;
+            }
+            at += tok_utf8_decode_valid(s + at, &cp);
+            w->ends[w->n - 1] = at;
+            w->tags[w->n - 1] = ct;
         }
-        at += k;
-        w->ends[w->n - 1] = at;
-        w->tags[w->n - 1] = ct[c];
     }
     return 0;
 }

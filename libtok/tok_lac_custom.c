@@ -373,22 +373,26 @@ apply_phrase(const struct tok_lac *l, const struct tok_lac_custom *c,
 }
 
 void
-tok_lac_custom_apply(const struct tok_lac *l, const uint32_t *cps, size_t n,
+tok_lac_custom_apply(const struct tok_lac *l, const char *s, size_t len,
                      uint32_t *tags)
 {
     const struct tok_lac_custom *c = l->custom;
-    size_t last_end = 0;
+    size_t last_end = 0, n = 0;
     bool any = false;
 
     if (c == NULL)
         return;
-    for (size_t start = 0; start < n; start++) {
-        uint32_t node = 0;
+    for (size_t at = 0; at < len; at++)
+        n += ((unsigned char)s[at] & 0xC0) != 0x80;
+    for (size_t start = 0, at = 0; start < n; start++) {
+        uint32_t node = 0, cp;
+        size_t q = at;
 
         for (size_t end = start + 1; end <= n; end++) {
-            uint32_t v = tok_lac_trie_step(&c->trie, node, cps[end - 1]);
+            uint32_t v;
 
-            if (v == 0)
+            q += tok_utf8_decode_valid(s + q, &cp);
+            if ((v = tok_lac_trie_step(&c->trie, node, cp)) == 0)
                 break;
             node = v & ~TOK_LAC_TRIE_WORD;
             if ((v & TOK_LAC_TRIE_WORD) && (!any || end > last_end)) {
@@ -397,5 +401,6 @@ tok_lac_custom_apply(const struct tok_lac *l, const uint32_t *cps, size_t n,
                 any = true;
             }
         }
+        at += tok_utf8_decode_valid(s + at, &cp);
     }
 }

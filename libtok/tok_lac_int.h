@@ -39,9 +39,10 @@ struct tok_lac_net {
 };
 
 /* Limits of a model's sizes (the kernels' padding rows hold 4096). */
-#define TOK_LAC_MAX_D 1024
-#define TOK_LAC_MAX_E 4096
-#define TOK_LAC_MAX_L 256
+#define TOK_LAC_MAX_D    1024
+#define TOK_LAC_MAX_E    4096
+#define TOK_LAC_MAX_L    256
+#define TOK_LAC_MAX_WORD 255 /* characters of a small_seg.dic word */
 
 /* Code points are mapped to ids through pages of 256: page[cp >> 8] is the
  * index of a page of ids[page][256] (page 0 all out-of-vocabulary). */
@@ -197,10 +198,11 @@ struct tok_lac_custom {
 
 void tok_lac_custom_release(struct tok_lac_custom *c);
 
-/* tok_lac_custom_apply: rewrite tags[0..n) (tag-table entries, one a
- * character) of the text cps[0..n) as LAC's parse_customization() does. */
-void tok_lac_custom_apply(const struct tok_lac *l, const uint32_t *cps,
-                          size_t n, uint32_t *tags);
+/* tok_lac_custom_apply: rewrite tags (tag-table entries, one a
+ * character) of the text s[0..len) (valid UTF-8) as LAC's
+ * parse_customization() does. */
+void tok_lac_custom_apply(const struct tok_lac *l, const char *s, size_t len,
+                          uint32_t *tags);
 
 /* ------------------------------------------------------------------------ */
 /* The model                                                                 */

@@ -161,10 +161,6 @@ static const struct tok_lac_kernels kernels_scalar = { "scalar", gemm_scalar,
 
 #    define AVX512 __attribute__((target("avx512f")))
 
-/* The rows of a tile: M is padded to a multiple of it with a row of zeros
- * read and a scratch row written, which changes no other row. */
-#    define R512 8
-
 static AVX512 inline __m512
 exp512(__m512 x)
 {
@@ -217,143 +213,89 @@ mask16(size_t n)
     return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
-/* R512 rows x 32 columns (or 16, one vector) of C from column j0. */
-static AVX512 inline void
-tile512x2(size_t K, const float *const *A, const float *W, size_t ldw,
-          float *const *C, bool acc, size_t j0, __mmask16 m0, __mmask16 m1)
+/* R rows x NV vectors of 16 columns of C from column j0; with a mask m
+ * (NV 1), only its lanes.  R, NV and whether m is all ones are constants
+ * where it is called, so the compiler unrolls the loops and keeps the
+ * R x NV sums in registers (the mask too: AVX-512 has 7). */
+static AVX512 inline __attribute__((always_inline)) void
+tile512(const int R, const int NV, size_t K, const float *const *A,
+        const float *W, size_t ldw, float *const *C, bool acc, size_t j0,
+        const __mmask16 m)
 {
-    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61,
-        c70, c71;
-    const float *a0 = A[0], *a1 = A[1], *a2 = A[2], *a3 = A[3], *a4 = A[4],
-                *a5 = A[5], *a6 = A[6], *a7 = A[7];
+    __m512 c[8][16];
     const float *w = W + j0;
 
-#    define LOAD_C(r)                                                         \
-        c##r##0 =                                                             \
-            acc ? _mm512_maskz_loadu_ps(m0, C[r] + j0) : _mm512_setzero_ps(); \
-        c##r##1 = acc ? _mm512_maskz_loadu_ps(m1, C[r] + j0 + 16)             \
-                      : _mm512_setzero_ps();
-    LOAD_C(0)
-    LOAD_C(1)
-    LOAD_C(2)
-    LOAD_C(3)
-    LOAD_C(4)
-    LOAD_C(5)
-    LOAD_C(6)
-    LOAD_C(7)
+#    pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#    pragma GCC unroll 16
+        for (int v = 0; v < NV; v++)
+            c[r][v] = acc ? _mm512_maskz_loadu_ps(m, C[r] + j0 + 16 * v)
+                          : _mm512_setzero_ps();
     for (size_t k = 0; k < K; k++, w += ldw) {
-        __m512 w0 = _mm512_maskz_loadu_ps(m0, w);
-        __m512 w1 = _mm512_maskz_loadu_ps(m1, w + 16);
-        __m512 x;
+        __m512 wv[16];
 
-#    define STEP(r)                                \
-        x = _mm512_set1_ps(a##r[k]);               \
-        c##r##0 = _mm512_fmadd_ps(x, w0, c##r##0); \
-        c##r##1 = _mm512_fmadd_ps(x, w1, c##r##1);
-        STEP(0)
-        STEP(1)
-        STEP(2)
-        STEP(3)
-        STEP(4)
-        STEP(5)
-        STEP(6)
-        STEP(7)
+#    pragma GCC unroll 16
+        for (int v = 0; v < NV; v++)
+            wv[v] = _mm512_maskz_loadu_ps(m, w + 16 * v);
+#    pragma GCC unroll 8
+        for (int r = 0; r < R; r++) {
+            __m512 x = _mm512_set1_ps(A[r][k]);
+
+#    pragma GCC unroll 16
+            for (int v = 0; v < NV; v++)
+                c[r][v] = _mm512_fmadd_ps(x, wv[v], c[r][v]);
+        }
     }
-#    define STORE_C(r)                                 \
-        _mm512_mask_storeu_ps(C[r] + j0, m0, c##r##0); \
-        _mm512_mask_storeu_ps(C[r] + j0 + 16, m1, c##r##1);
-    STORE_C(0)
-    STORE_C(1)
-    STORE_C(2)
-    STORE_C(3)
-    STORE_C(4)
-    STORE_C(5)
-    STORE_C(6)
-    STORE_C(7)
-#    undef LOAD_C
-#    undef STEP
-#    undef STORE_C
+#    pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#    pragma GCC unroll 16
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(C[r] + j0 + 16 * v, m, c[r][v]);
 }
 
-static AVX512 inline void
-tile512x1(size_t K, const float *const *A, const float *W, size_t ldw,
-          float *const *C, bool acc, size_t j0, __mmask16 m0)
-{
-    __m512 c0, c1, c2, c3, c4, c5, c6, c7;
-    const float *a0 = A[0], *a1 = A[1], *a2 = A[2], *a3 = A[3], *a4 = A[4],
-                *a5 = A[5], *a6 = A[6], *a7 = A[7];
-    const float *w = W + j0;
+/* All columns of R rows: NV vectors at a time, then one at a time, then
+ * the last lanes. */
+#    define ROWS512(R, NV)                                                    \
+        static AVX512 void rows512_##R(size_t N, size_t K,                    \
+                                       const float *const *A, const float *W, \
+                                       size_t ldw, float *const *C, bool acc) \
+        {                                                                     \
+            size_t j0 = 0;                                                    \
+                                                                              \
+            for (; j0 + 16 * (NV) <= N; j0 += 16 * (NV))                      \
+                tile512(R, NV, K, A, W, ldw, C, acc, j0, 0xFFFF);             \
+            for (; j0 + 16 <= N; j0 += 16)                                    \
+                tile512(R, 1, K, A, W, ldw, C, acc, j0, 0xFFFF);              \
+            if (j0 < N)                                                       \
+                tile512(R, 1, K, A, W, ldw, C, acc, j0, mask16(N - j0));      \
+        }
+ROWS512(8, 2)
+ROWS512(4, 4)
+ROWS512(2, 8)
+ROWS512(1, 16)
 
-#    define LOAD_C(r) \
-        c##r = acc ? _mm512_maskz_loadu_ps(m0, C[r] + j0) : _mm512_setzero_ps();
-    LOAD_C(0)
-    LOAD_C(1)
-    LOAD_C(2)
-    LOAD_C(3)
-    LOAD_C(4)
-    LOAD_C(5)
-    LOAD_C(6)
-    LOAD_C(7)
-    for (size_t k = 0; k < K; k++, w += ldw) {
-        __m512 w0 = _mm512_maskz_loadu_ps(m0, w);
-
-#    define STEP(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a##r[k]), w0, c##r);
-        STEP(0)
-        STEP(1)
-        STEP(2)
-        STEP(3)
-        STEP(4)
-        STEP(5)
-        STEP(6)
-        STEP(7)
-    }
-#    define STORE_C(r) _mm512_mask_storeu_ps(C[r] + j0, m0, c##r);
-    STORE_C(0)
-    STORE_C(1)
-    STORE_C(2)
-    STORE_C(3)
-    STORE_C(4)
-    STORE_C(5)
-    STORE_C(6)
-    STORE_C(7)
-#    undef LOAD_C
-#    undef STEP
-#    undef STORE_C
-}
-
-/* A zero row to read and a row to write for the padding of a tile; K and
- * N are at most TOK_LAC_MAX_K. */
-#    define PAD_LEN 4096
-static const float pad_zero[PAD_LEN];
-static __thread float pad_out[PAD_LEN];
-
+/* Rows in tiles of 8 (32 columns at a time), the rest in tiles of 4, 2
+ * and 1 with wider column blocks: always 16 independent sums or more in
+ * flight.  Each element's sum is the same chain over k whichever tile
+ * computes it. */
 static AVX512 void
 gemm_avx512(size_t M, size_t N, size_t K, const float *const *A, const float *W,
             size_t ldw, float *const *C, bool acc)
 {
-    for (size_t i = 0; i < M; i += R512) {
-        const float *a[R512];
-        float *c[R512];
-        size_t r = 0;
+    size_t i = 0;
 
-        for (; r < R512 && i + r < M; r++) {
-            a[r] = A[i + r];
-            c[r] = C[i + r];
-        }
-        for (; r < R512; r++) {
-            a[r] = pad_zero;
-            c[r] = pad_out;
-        }
-        for (size_t j0 = 0; j0 < N; j0 += 32) {
-            size_t nj = N - j0;
-
-            if (nj > 16)
-                tile512x2(K, a, W, ldw, c, acc, j0, mask16(nj),
-                          mask16(nj - 16));
-            else
-                tile512x1(K, a, W, ldw, c, acc, j0, mask16(nj));
-        }
+    for (; i + 8 <= M; i += 8)
+        rows512_8(N, K, A + i, W, ldw, C + i, acc);
+    if (i + 4 <= M) {
+        rows512_4(N, K, A + i, W, ldw, C + i, acc);
+        i += 4;
     }
+    if (i + 2 <= M) {
+        rows512_2(N, K, A + i, W, ldw, C + i, acc);
+        i += 2;
+    }
+    if (i < M)
+        rows512_1(N, K, A + i, W, ldw, C + i, acc);
 }
 
 static AVX512 void
@@ -416,7 +358,6 @@ static const struct tok_lac_kernels kernels_avx512 = { "avx512", gemm_avx512,
 /* AVX2 + FMA                                                                */
 
 #    define AVX2 __attribute__((target("avx2,fma")))
-#    define R256 4
 
 static AVX2 inline __m256
 exp256(__m256 x)
@@ -473,74 +414,84 @@ mask8(size_t n)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n >= 8 ? 8 : (int)n), lanes);
 }
 
-/* R256 rows x 16 columns of C from column j0. */
-static AVX2 inline void
-tile256(size_t K, const float *const *A, const float *W, size_t ldw,
-        float *const *C, bool acc, size_t j0, __m256i m0, __m256i m1)
+/* R rows x NV vectors of 8 columns of C from column j0, as tile512();
+ * masked (NV 1) with the lane mask m when `masked`. */
+static AVX2 inline __attribute__((always_inline)) void
+tile256(const int R, const int NV, size_t K, const float *const *A,
+        const float *W, size_t ldw, float *const *C, bool acc, size_t j0,
+        const bool masked, __m256i m)
 {
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31;
-    const float *a0 = A[0], *a1 = A[1], *a2 = A[2], *a3 = A[3];
+    __m256 c[4][8];
     const float *w = W + j0;
 
-#    define LOAD_C(r)                                                      \
-        c##r##0 =                                                          \
-            acc ? _mm256_maskload_ps(C[r] + j0, m0) : _mm256_setzero_ps(); \
-        c##r##1 =                                                          \
-            acc ? _mm256_maskload_ps(C[r] + j0 + 8, m1) : _mm256_setzero_ps();
-    LOAD_C(0)
-    LOAD_C(1)
-    LOAD_C(2)
-    LOAD_C(3)
+#    pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#    pragma GCC unroll 8
+        for (int v = 0; v < NV; v++)
+            c[r][v] = !acc     ? _mm256_setzero_ps()
+                      : masked ? _mm256_maskload_ps(C[r] + j0, m)
+                               : _mm256_loadu_ps(C[r] + j0 + 8 * v);
     for (size_t k = 0; k < K; k++, w += ldw) {
-        __m256 w0 = _mm256_maskload_ps(w, m0);
-        __m256 w1 = _mm256_maskload_ps(w + 8, m1);
-        __m256 x;
+        __m256 wv[8];
 
-#    define STEP(r)                                \
-        x = _mm256_broadcast_ss(a##r + k);         \
-        c##r##0 = _mm256_fmadd_ps(x, w0, c##r##0); \
-        c##r##1 = _mm256_fmadd_ps(x, w1, c##r##1);
-        STEP(0)
-        STEP(1)
-        STEP(2)
-        STEP(3)
+#    pragma GCC unroll 8
+        for (int v = 0; v < NV; v++)
+            wv[v] =
+                masked ? _mm256_maskload_ps(w, m) : _mm256_loadu_ps(w + 8 * v);
+#    pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256 x = _mm256_broadcast_ss(A[r] + k);
+
+#    pragma GCC unroll 8
+            for (int v = 0; v < NV; v++)
+                c[r][v] = _mm256_fmadd_ps(x, wv[v], c[r][v]);
+        }
     }
-#    define STORE_C(r)                               \
-        _mm256_maskstore_ps(C[r] + j0, m0, c##r##0); \
-        _mm256_maskstore_ps(C[r] + j0 + 8, m1, c##r##1);
-    STORE_C(0)
-    STORE_C(1)
-    STORE_C(2)
-    STORE_C(3)
-#    undef LOAD_C
-#    undef STEP
-#    undef STORE_C
+#    pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#    pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) {
+            if (masked)
+                _mm256_maskstore_ps(C[r] + j0, m, c[r][v]);
+            else
+                _mm256_storeu_ps(C[r] + j0 + 8 * v, c[r][v]);
+        }
 }
+
+#    define ROWS256(R, NV)                                                    \
+        static AVX2 void rows256_##R(size_t N, size_t K,                      \
+                                     const float *const *A, const float *W,   \
+                                     size_t ldw, float *const *C, bool acc)   \
+        {                                                                     \
+            size_t j0 = 0;                                                    \
+                                                                              \
+            for (; j0 + 8 * (NV) <= N; j0 += 8 * (NV))                        \
+                tile256(R, NV, K, A, W, ldw, C, acc, j0, false,               \
+                        _mm256_setzero_si256());                              \
+            for (; j0 + 8 <= N; j0 += 8)                                      \
+                tile256(R, 1, K, A, W, ldw, C, acc, j0, false,                \
+                        _mm256_setzero_si256());                              \
+            if (j0 < N)                                                       \
+                tile256(R, 1, K, A, W, ldw, C, acc, j0, true, mask8(N - j0)); \
+        }
+ROWS256(4, 2)
+ROWS256(2, 4)
+ROWS256(1, 8)
 
 static AVX2 void
 gemm_avx2(size_t M, size_t N, size_t K, const float *const *A, const float *W,
           size_t ldw, float *const *C, bool acc)
 {
-    for (size_t i = 0; i < M; i += R256) {
-        const float *a[R256];
-        float *c[R256];
-        size_t r = 0;
+    size_t i = 0;
 
-        for (; r < R256 && i + r < M; r++) {
-            a[r] = A[i + r];
-            c[r] = C[i + r];
-        }
-        for (; r < R256; r++) {
-            a[r] = pad_zero;
-            c[r] = pad_out;
-        }
-        for (size_t j0 = 0; j0 < N; j0 += 16) {
-            size_t nj = N - j0;
-
-            tile256(K, a, W, ldw, c, acc, j0, mask8(nj),
-                    mask8(nj > 8 ? nj - 8 : 0));
-        }
+    for (; i + 4 <= M; i += 4)
+        rows256_4(N, K, A + i, W, ldw, C + i, acc);
+    if (i + 2 <= M) {
+        rows256_2(N, K, A + i, W, ldw, C + i, acc);
+        i += 2;
     }
+    if (i < M)
+        rows256_1(N, K, A + i, W, ldw, C + i, acc);
 }
 
 static AVX2 void

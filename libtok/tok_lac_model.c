@@ -970,6 +970,13 @@ seg_dict(struct compile *c)
             q += tok_utf8_decode(q, (size_t)(sp - q), &cps[n++]);
         if (n > max_len)
             max_len = n;
+        if (n > TOK_LAC_MAX_WORD) {
+            rc = tok_err_set(c->err, TOK_EFORMAT,
+                             "'%s' line %zu: a word of %zu characters "
+                             "(at most %d)",
+                             c->seg_dic.path, lineno, n, TOK_LAC_MAX_WORD);
+            goto out;
+        }
         if ((rc = tok_lac_trie_insert(&trie, cps, n, &node)) < 0) {
             rc = tok_err_set(c->err, rc, "'%s': trie too large",
                              c->seg_dic.path);
@@ -1538,7 +1545,7 @@ open_mode(struct tok_lac *l, const struct mapped *mp, int m,
         snprintf(name, sizeof(name), "%s.slogs", mn);
         if ((rc = section(mp, name, SEC_F64, 0, 0, &p, &n, NULL, err)) < 0)
             return rc;
-        if (n < 2)
+        if (n < 2 || n > TOK_LAC_MAX_WORD + 1)
             return tok_err_set(err, TOK_EFORMAT,
                                "model '%s': bad dictionary logs", mp->path);
         md->dict.logs = p;
