@@ -50,7 +50,8 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-megatron test-bpe test-vocab test-samples test-train test-install
+	test-megatron test-bpe test-vocab test-samples test-train test-install \
+	$(if $(filter 1,$(WITH_LAC)),test-lac)
 
 test-unit: $(UNIT_BINS) $(if $(filter 1,$(WITH_LAC)),$(LAC_MODEL))
 	@rm -f $(TEST_LOG)
@@ -110,6 +111,38 @@ $(MEGATRON_STAMP): tests/conformance/megatron-requirements.txt
 	$(Q)$(MEGATRON_VENV)/bin/pip install -q --disable-pip-version-check \
 		-r tests/conformance/megatron-requirements.txt
 	$(Q)touch $@
+
+# The LAC engine against Baidu LAC 2.1.2 itself (word for word, tag for
+# tag, every difference a measured near tie), and segment and
+# create-pretraining-data with it, in a venv of its own: LAC needs
+# paddle.fluid, gone from paddlepaddle 2.6, and PyPI's last paddlepaddle
+# with it (1.8.5) is for CPython 3.6-3.8: pyenv's 3.8.18.  Its results are
+# cached under build/oracle-cache.
+LAC_VENV := build/lac-venv
+LAC_VENV_STAMP := $(LAC_VENV)/.installed
+PYENV_ROOT_DIR := $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+LAC_PYTHON ?= $(PYENV_ROOT_DIR)/versions/3.8.18/bin/python
+$(LAC_VENV_STAMP): tests/conformance/lac-requirements.txt
+	@echo '   VENV    $(LAC_VENV) (LAC 2.1.2 on paddlepaddle 1.8.5, once)'
+	$(Q)test -x $(LAC_PYTHON) || { echo 'no Python 3.8 at $(LAC_PYTHON):' \
+		'pyenv install 3.8.18, or make LAC_PYTHON=/path/to/python3.8' >&2; \
+		exit 1; }
+	$(Q)rm -rf $(LAC_VENV) && $(LAC_PYTHON) -m venv $(LAC_VENV)
+	$(Q)$(LAC_VENV)/bin/pip install -q --disable-pip-version-check \
+		-r tests/conformance/lac-requirements.txt
+	$(Q)touch $@
+
+.PHONY: lac-venv test-lac
+lac-venv: $(LAC_VENV_STAMP)
+
+test-lac: $(TOOLS) $(LAC_MODEL) $(BUILD)/tests/drv_lac $(LAC_VENV_STAMP) \
+		$(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) lac-conformance \
+		$(VENV)/bin/python tests/conformance/lac_run.py \
+		--drv $(BUILD)/tests/drv_lac --segment $(BUILD)/segment \
+		--cpd $(BUILD)/create-pretraining-data --model $(LAC_MODEL) \
+		--lac-python $(LAC_VENV)/bin/python --archive $(LAC_TARBALL) \
+		--data $(DATA) --cache build/oracle-cache
 
 .PHONY: megatron-venv test-megatron
 megatron-venv: $(MEGATRON_STAMP)
