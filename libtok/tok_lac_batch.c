@@ -15,10 +15,11 @@
 
 #include "tok_lac_int.h"
 
-/* Defaults of a group: rows run together, and positions (the long-text
- * window too). */
+/* Defaults of a group: the most rows run together, and positions (the
+ * long-text window too): about 13 MB of working memory for the seg
+ * network, 21 MB for the lac network. */
 #define MAX_ROWS 128
-#define MAX_POS  8192
+#define MAX_POS  16384
 
 struct text {
     size_t off, len; /* bytes in the arena */
@@ -44,15 +45,22 @@ struct tok_lac_batch {
     uint8_t *ptags;
     size_t ptags_cap;
     size_t *order, order_cap;
-    size_t *wbase, *gbase, *glen, g_cap;
+    /* A group's lanes, and its texts' window positions, ids and edges. */
+    size_t *lane_len, *lane_rank, *lane_base, *lane_steps, *lane_at;
+    size_t lane_cap;
+    size_t *lane_of, lane_of_cap, *wpos, wpos_cap;
+    uint32_t *wids;
+    size_t wids_cap;
+    uint8_t *wedge;
+    size_t wedge_cap;
     uint8_t *route_len; /* fast_cut's word lengths, per character */
     size_t route_cap;
     double *route_ring;
     size_t ring_cap;
     struct tok_lac_work work;
     bool want_margins;
-    double *margins, *gmargins;
-    size_t margins_cap, gmargins_cap;
+    double *margins;
+    size_t margins_cap;
 };
 
 static int
@@ -107,13 +115,18 @@ tok_lac_batch_free(struct tok_lac_batch *b)
     free(b->toklen);
     free(b->ptags);
     free(b->order);
-    free(b->wbase);
-    free(b->gbase);
-    free(b->glen);
+    free(b->lane_len);
+    free(b->lane_rank);
+    free(b->lane_base);
+    free(b->lane_steps);
+    free(b->lane_at);
+    free(b->lane_of);
+    free(b->wpos);
+    free(b->wids);
+    free(b->wedge);
     free(b->route_len);
     free(b->route_ring);
     free(b->margins);
-    free(b->gmargins);
     tok_lac_work_release(&b->work);
     free(b);
 }
@@ -427,6 +440,78 @@ sort_by_length(const struct text *texts, size_t *v, size_t n, size_t *tmp)
     }
 }
 
+/* How many lanes for n texts: about two texts a lane, so that the lanes
+ * come out of about equal length, and a multiple of 8, the rows of the
+ * matrix kernels' widest tiles (fewer rows are slower a row). */
+static size_t
+lanes(size_t n, size_t max_rows)
+{
+    size_t rows = n / 2 >= 8 ? n / 2 - n / 2 % 8 : n < 8 ? n : 8;
+
+    return rows < max_rows ? rows : max_rows;
+}
+
+/* Lay a group's texts (order[0..n), longest first, positions pos in
+ * all) out in `rows` lanes of about equal length: each text to the lane
+ * with the fewest positions so far, the lanes then longest first, each a
+ * run of window positions holding its texts one after another. */
+static int
+lay_out(struct tok_lac_batch *b, const size_t *order, size_t n, size_t rows,
+        size_t pos)
+{
+    size_t *load = b->lane_len, *at;
+
+    if (grow((void **)&b->lane_of, &b->lane_of_cap, n, sizeof(size_t)) < 0 ||
+        grow((void **)&b->wpos, &b->wpos_cap, n, sizeof(size_t)) < 0 ||
+        grow((void **)&b->wids, &b->wids_cap, pos, sizeof(uint32_t)) < 0 ||
+        grow((void **)&b->wedge, &b->wedge_cap, pos, 1) < 0)
+        return TOK_ENOMEM;
+    for (size_t l = 0; l < rows; l++)
+        load[l] = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t best = 0;
+
+        for (size_t l = 1; l < rows; l++)
+            if (load[l] < load[best])
+                best = l;
+        b->lane_of[k] = best;
+        load[best] += b->texts[order[k]].n_pos;
+    }
+    /* Lanes longest first (ties by index): a small sort of rows. */
+    for (size_t l = 0; l < rows; l++)
+        b->lane_rank[l] = l;
+    for (size_t l = 1; l < rows; l++)
+        for (size_t m = l; m > 0; m--) {
+            size_t x = b->lane_rank[m - 1], y = b->lane_rank[m];
+
+            if (load[x] > load[y] || (load[x] == load[y] && x < y))
+                break;
+            b->lane_rank[m - 1] = y;
+            b->lane_rank[m] = x;
+        }
+    at = b->lane_at;
+    for (size_t r = 0, p = 0; r < rows; r++) {
+        size_t l = b->lane_rank[r];
+
+        b->lane_base[r] = p;
+        b->lane_steps[r] = load[l];
+        at[l] = p;
+        p += load[l];
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct text *t = &b->texts[order[k]];
+        size_t p = at[b->lane_of[k]];
+
+        b->wpos[k] = p;
+        memcpy(b->wids + p, b->ids + t->pos_off, t->n_pos * sizeof(uint32_t));
+        memset(b->wedge + p, 0, t->n_pos);
+        b->wedge[p] |= TOK_LAC_START;
+        b->wedge[p + t->n_pos - 1] |= TOK_LAC_END;
+        at[b->lane_of[k]] += t->n_pos;
+    }
+    return 0;
+}
+
 static int
 run_networks(struct tok_lac_batch *b, size_t n_pos)
 {
@@ -438,15 +523,20 @@ run_networks(struct tok_lac_batch *b, size_t n_pos)
     if (grow((void **)&b->ptags, &b->ptags_cap, n_pos + 1, 1) < 0 ||
         grow((void **)&b->order, &b->order_cap, 2 * n_texts + 1,
              sizeof(*b->order)) < 0 ||
-        grow((void **)&b->wbase, &b->g_cap, b->max_rows, sizeof(size_t)) < 0)
+        grow((void **)&b->lane_len, &b->lane_cap, b->max_rows, sizeof(size_t)) <
+            0)
         return TOK_ENOMEM;
-    if ((b->gbase = realloc(b->gbase, b->g_cap * sizeof(size_t))) == NULL ||
-        (b->glen = realloc(b->glen, b->g_cap * sizeof(size_t))) == NULL)
+    if ((b->lane_rank = realloc(b->lane_rank, b->lane_cap * sizeof(size_t))) ==
+            NULL ||
+        (b->lane_base = realloc(b->lane_base, b->lane_cap * sizeof(size_t))) ==
+            NULL ||
+        (b->lane_steps =
+             realloc(b->lane_steps, b->lane_cap * sizeof(size_t))) == NULL ||
+        (b->lane_at = realloc(b->lane_at, b->lane_cap * sizeof(size_t))) ==
+            NULL)
         return TOK_ENOMEM;
-    if (b->want_margins && (grow((void **)&b->margins, &b->margins_cap,
-                                 b->n + 1, sizeof(double)) < 0 ||
-                            grow((void **)&b->gmargins, &b->gmargins_cap,
-                                 b->max_rows, sizeof(double)) < 0))
+    if (b->want_margins && grow((void **)&b->margins, &b->margins_cap, b->n + 1,
+                                sizeof(double)) < 0)
         return TOK_ENOMEM;
     for (size_t k = 0; k < n_texts; k++)
         b->order[k] = b->n_run + k;
@@ -455,7 +545,7 @@ run_networks(struct tok_lac_batch *b, size_t n_pos)
     while (i < n_texts) {
         const struct text *t = &b->texts[b->order[i]];
         struct tok_lac_group g;
-        size_t rows = 0, pos = 0;
+        size_t n = 0, pos = 0, rows;
 
         if (t->n_pos == 0) {
             if (b->want_margins)
@@ -478,30 +568,35 @@ run_networks(struct tok_lac_batch *b, size_t n_pos)
             i++;
             continue;
         }
-        while (i + rows < n_texts && rows < b->max_rows) {
-            const struct text *u = &b->texts[b->order[i + rows]];
+        /* The texts that fit the window, in lanes. */
+        while (i + n < n_texts) {
+            const struct text *u = &b->texts[b->order[i + n]];
 
             if (u->n_pos == 0 || pos + u->n_pos > b->max_pos)
                 break;
-            b->wbase[rows] = pos;
-            b->gbase[rows] = u->pos_off;
-            b->glen[rows] = u->n_pos;
             pos += u->n_pos;
-            rows++;
+            n++;
         }
-        if ((rc = tok_lac_work_reserve(&b->work, net, rows, pos)) < 0)
+        rows = lanes(n, b->max_rows);
+        if ((rc = lay_out(b, b->order + i, n, rows, pos)) < 0 ||
+            (rc = tok_lac_work_reserve(&b->work, net, rows, pos)) < 0)
             return rc;
         g.rows = rows;
-        g.wbase = b->wbase;
-        g.gbase = b->gbase;
-        g.len = b->glen;
-        g.ids = b->ids;
-        tok_lac_run_group(b->K, net, &b->work, &g, b->ptags,
-                          b->want_margins ? b->gmargins : NULL);
-        if (b->want_margins)
-            for (size_t r = 0; r < rows; r++)
-                b->margins[b->order[i + r]] = b->gmargins[r];
-        i += rows;
+        g.base = b->lane_base;
+        g.len = b->lane_steps;
+        g.ids = b->wids;
+        g.edge = b->wedge;
+        tok_lac_run_passes(b->K, net, &b->work, &g);
+        for (size_t k = 0; k < n; k++) {
+            const struct text *u = &b->texts[b->order[i + k]];
+            double m;
+
+            tok_lac_decode(b->K, net, &b->work, b->wpos[k], u->n_pos,
+                           b->ptags + u->pos_off, b->want_margins ? &m : NULL);
+            if (b->want_margins)
+                b->margins[b->order[i + k]] = m;
+        }
+        i += n;
     }
     return 0;
 }

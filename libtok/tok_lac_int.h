@@ -242,14 +242,20 @@ struct tok_lac_kernels {
      * accumulating onto C when acc (see above). */
     void (*gemm)(size_t M, size_t N, size_t K, const float *const *A,
                  const float *W, size_t ldw, float *const *C, bool acc);
-    /* For each of M rows: u = sigmoid(g[0..D) + gur[0..D)), r =
-     * sigmoid(g[D..2D) + gur[D..2D)), rh = r * h; gur NULL: zeros. */
-    void (*gates_ur)(size_t M, size_t D, const float *const *g,
+    /* For each of M rows, with x = g + b (b NULL: g as it is): u =
+     * sigmoid(x[0..D) + gur[0..D)), r = sigmoid(x[D..2D) + gur[D..2D)),
+     * rh = r * h; gur NULL: zeros. */
+    void (*gates_ur)(size_t M, size_t D, const float *const *g, const float *b,
                      const float *gur, const float *h, float *u, float *rh);
-    /* For each of M rows: c = tanh(g[2D..3D) + gc), h = (h - u h) + u c;
+    /* For each of M rows: c = tanh(x[2D..3D) + gc), h = (h - u h) + u c;
      * gc NULL: zeros. */
-    void (*gates_c)(size_t M, size_t D, const float *const *g, const float *gc,
-                    const float *u, float *h);
+    void (*gates_c)(size_t M, size_t D, const float *const *g, const float *b,
+                    const float *gc, const float *u, float *h);
+    /* One step of crf_decoding over L tags: alpha[i] = max over j of
+     * (prev[j] + trans[j][i]) + e[i], the first j that reaches it into
+     * track[i] (from -FLT_MAX: 0 if none is greater). */
+    void (*viterbi)(size_t L, const float *prev, const float *trans,
+                    const float *e, float *alpha, uint8_t *track);
 };
 
 /* tok_lac_kernels_best: the fastest implementation this CPU runs (chosen
@@ -271,6 +277,7 @@ struct tok_lac_work {
     const float **arows;
     float **crows;
     const float **grows;
+    size_t *pos; /* per row: the window position of the step */
     size_t rows_cap;
     float *alpha;  /* 2L */
     double *best2; /* 4L: the margin's state */
@@ -281,23 +288,33 @@ int tok_lac_work_reserve(struct tok_lac_work *w, const struct tok_lac_net *net,
                          size_t rows, size_t pos);
 void tok_lac_work_release(struct tok_lac_work *w);
 
-/* A group: rows texts, longest first; row i has len[i] positions, at
- * wbase[i] in the working arrays and gbase[i] in ids (and in the tags
- * written). */
+/* A group: `rows` lanes, longest first; lane i runs len[i] steps over the
+ * window positions base[i] .. base[i] + len[i] - 1, which hold its texts
+ * one after another (so that every lane stays busy to the end whatever
+ * the texts' lengths); ids[p] is the id at window position p, edge[p]
+ * says whether a text starts or ends there. */
+#define TOK_LAC_START 1
+#define TOK_LAC_END   2
+
 struct tok_lac_group {
     size_t rows;
-    const size_t *wbase, *gbase, *len;
+    const size_t *base, *len;
     const uint32_t *ids;
+    const uint8_t *edge;
 };
 
-/* tok_lac_run_group: the network and Viterbi over a group (working memory
- * reserved for its rows and positions); the tags of row i into
- * tags[gbase[i]...]; with margins (not NULL), margins[i] gets row i's
- * Viterbi margin. */
-void tok_lac_run_group(const struct tok_lac_kernels *K,
-                       const struct tok_lac_net *net, struct tok_lac_work *w,
-                       const struct tok_lac_group *g, uint8_t *tags,
-                       double *margins);
+/* tok_lac_run_passes: the four GRU passes over a group (working memory
+ * reserved for its rows and positions), the emissions into w->em. */
+void tok_lac_run_passes(const struct tok_lac_kernels *K,
+                        const struct tok_lac_net *net, struct tok_lac_work *w,
+                        const struct tok_lac_group *g);
+
+/* tok_lac_decode: Viterbi over the emissions of window positions at ..
+ * at + n - 1 (one text), its tags into tags[0..n); with margin (not NULL),
+ * the text's Viterbi margin. */
+void tok_lac_decode(const struct tok_lac_kernels *K,
+                    const struct tok_lac_net *net, struct tok_lac_work *w,
+                    size_t at, size_t n, uint8_t *tags, double *margin);
 
 /* tok_lac_run_long: the same for one text of n positions, in windows of
  * W (working memory reserved for one row and W positions).  Returns 0 or

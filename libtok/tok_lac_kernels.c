@@ -12,6 +12,7 @@
  * change with the matrix sizes), and a text's words must not depend on the
  * batch it is run in.
  */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -115,9 +116,16 @@ gemm_scalar(size_t M, size_t N, size_t K, const float *const *A, const float *W,
     }
 }
 
+/* g + b, the gates' input (b NULL: g). */
+static inline float
+gate_in(const float *g, const float *b, size_t j)
+{
+    return b ? g[j] + b[j] : g[j];
+}
+
 static void
-gates_ur_scalar(size_t M, size_t D, const float *const *g, const float *gur,
-                const float *h, float *u, float *rh)
+gates_ur_scalar(size_t M, size_t D, const float *const *g, const float *b,
+                const float *gur, const float *h, float *u, float *rh)
 {
     for (size_t i = 0; i < M; i++) {
         const float *gi = g[i], *hi = h + i * D;
@@ -125,24 +133,26 @@ gates_ur_scalar(size_t M, size_t D, const float *const *g, const float *gur,
         float *ui = u + i * D, *rhi = rh + i * D;
 
         for (size_t j = 0; j < D; j++)
-            ui[j] = tok_lac_sigmoid(gi[j] + (gu ? gu[j] : 0.0f));
+            ui[j] = tok_lac_sigmoid(gate_in(gi, b, j) + (gu ? gu[j] : 0.0f));
         for (size_t j = 0; j < D; j++)
-            rhi[j] =
-                tok_lac_sigmoid(gi[D + j] + (gu ? gu[D + j] : 0.0f)) * hi[j];
+            rhi[j] = tok_lac_sigmoid(gate_in(gi, b, D + j) +
+                                     (gu ? gu[D + j] : 0.0f)) *
+                     hi[j];
     }
 }
 
 static void
-gates_c_scalar(size_t M, size_t D, const float *const *g, const float *gc,
-               const float *u, float *h)
+gates_c_scalar(size_t M, size_t D, const float *const *g, const float *b,
+               const float *gc, const float *u, float *h)
 {
     for (size_t i = 0; i < M; i++) {
-        const float *gi = g[i] + 2 * D, *ui = u + i * D;
+        const float *gi = g[i], *ui = u + i * D;
         const float *gci = gc ? gc + i * D : NULL;
         float *hi = h + i * D;
 
         for (size_t j = 0; j < D; j++) {
-            float c = tok_lac_tanh(gi[j] + (gci ? gci[j] : 0.0f));
+            float c =
+                tok_lac_tanh(gate_in(gi, b, 2 * D + j) + (gci ? gci[j] : 0.0f));
             float uh = ui[j] * hi[j], uc = ui[j] * c;
 
             hi[j] = (hi[j] - uh) + uc;
@@ -150,9 +160,30 @@ gates_c_scalar(size_t M, size_t D, const float *const *g, const float *gc,
     }
 }
 
-static const struct tok_lac_kernels kernels_scalar = { "scalar", gemm_scalar,
-                                                       gates_ur_scalar,
-                                                       gates_c_scalar };
+static void
+viterbi_scalar(size_t L, const float *prev, const float *trans, const float *e,
+               float *alpha, uint8_t *track)
+{
+    for (size_t i = 0; i < L; i++) {
+        float best = -FLT_MAX;
+        size_t arg = 0;
+
+        for (size_t j = 0; j < L; j++) {
+            float s = prev[j] + trans[j * L + i];
+
+            if (s > best) {
+                best = s;
+                arg = j;
+            }
+        }
+        alpha[i] = best + e[i];
+        track[i] = (uint8_t)arg;
+    }
+}
+
+static const struct tok_lac_kernels kernels_scalar = {
+    "scalar", gemm_scalar, gates_ur_scalar, gates_c_scalar, viterbi_scalar
+};
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
@@ -298,9 +329,18 @@ gemm_avx512(size_t M, size_t N, size_t K, const float *const *A, const float *W,
         rows512_1(N, K, A + i, W, ldw, C + i, acc);
 }
 
+/* g[j..j+16) + b (b NULL: g), lanes of m. */
+static AVX512 inline __m512
+gate_in512(const float *g, const float *b, size_t j, __mmask16 m)
+{
+    __m512 x = _mm512_maskz_loadu_ps(m, g + j);
+
+    return b ? _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, b + j)) : x;
+}
+
 static AVX512 void
-gates_ur_avx512(size_t M, size_t D, const float *const *g, const float *gur,
-                const float *h, float *u, float *rh)
+gates_ur_avx512(size_t M, size_t D, const float *const *g, const float *b,
+                const float *gur, const float *h, float *u, float *rh)
 {
     for (size_t i = 0; i < M; i++) {
         const float *gi = g[i], *hi = h + i * D;
@@ -309,8 +349,8 @@ gates_ur_avx512(size_t M, size_t D, const float *const *g, const float *gur,
 
         for (size_t j = 0; j < D; j += 16) {
             __mmask16 m = mask16(D - j);
-            __m512 zu = _mm512_maskz_loadu_ps(m, gi + j);
-            __m512 zr = _mm512_maskz_loadu_ps(m, gi + D + j);
+            __m512 zu = gate_in512(gi, b, j, m);
+            __m512 zr = gate_in512(gi, b, D + j, m);
 
             zu = _mm512_add_ps(zu, gu ? _mm512_maskz_loadu_ps(m, gu + j)
                                       : _mm512_setzero_ps());
@@ -326,17 +366,17 @@ gates_ur_avx512(size_t M, size_t D, const float *const *g, const float *gur,
 }
 
 static AVX512 void
-gates_c_avx512(size_t M, size_t D, const float *const *g, const float *gc,
-               const float *u, float *h)
+gates_c_avx512(size_t M, size_t D, const float *const *g, const float *b,
+               const float *gc, const float *u, float *h)
 {
     for (size_t i = 0; i < M; i++) {
-        const float *gi = g[i] + 2 * D, *ui = u + i * D;
+        const float *gi = g[i], *ui = u + i * D;
         const float *gci = gc ? gc + i * D : NULL;
         float *hi = h + i * D;
 
         for (size_t j = 0; j < D; j += 16) {
             __mmask16 m = mask16(D - j);
-            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, gi + j),
+            __m512 x = _mm512_add_ps(gate_in512(gi, b, 2 * D + j, m),
                                      gci ? _mm512_maskz_loadu_ps(m, gci + j)
                                          : _mm512_setzero_ps());
             __m512 c = tanh512(x);
@@ -350,9 +390,35 @@ gates_c_avx512(size_t M, size_t D, const float *const *g, const float *gc,
     }
 }
 
-static const struct tok_lac_kernels kernels_avx512 = { "avx512", gemm_avx512,
-                                                       gates_ur_avx512,
-                                                       gates_c_avx512 };
+/* Sixteen tags i at a time: for each j in order, where prev[j] +
+ * trans[j][i] is greater, it becomes the best and j the argument. */
+static AVX512 void
+viterbi_avx512(size_t L, const float *prev, const float *trans, const float *e,
+               float *alpha, uint8_t *track)
+{
+    for (size_t i = 0; i < L; i += 16) {
+        __mmask16 m = mask16(L - i);
+        __m512 best = _mm512_set1_ps(-FLT_MAX);
+        __m512i arg = _mm512_setzero_si512();
+
+        for (size_t j = 0; j < L; j++) {
+            __m512 sc =
+                _mm512_add_ps(_mm512_set1_ps(prev[j]),
+                              _mm512_maskz_loadu_ps(m, trans + j * L + i));
+            __mmask16 gt = _mm512_cmp_ps_mask(sc, best, _CMP_GT_OQ);
+
+            best = _mm512_mask_mov_ps(best, gt, sc);
+            arg = _mm512_mask_mov_epi32(arg, gt, _mm512_set1_epi32((int)j));
+        }
+        _mm512_mask_storeu_ps(
+            alpha + i, m, _mm512_add_ps(best, _mm512_maskz_loadu_ps(m, e + i)));
+        _mm512_mask_cvtepi32_storeu_epi8(track + i, m, arg);
+    }
+}
+
+static const struct tok_lac_kernels kernels_avx512 = {
+    "avx512", gemm_avx512, gates_ur_avx512, gates_c_avx512, viterbi_avx512
+};
 
 /* ------------------------------------------------------------------------ */
 /* AVX2 + FMA                                                                */
@@ -494,9 +560,18 @@ gemm_avx2(size_t M, size_t N, size_t K, const float *const *A, const float *W,
         rows256_1(N, K, A + i, W, ldw, C + i, acc);
 }
 
+/* g[j..j+8) + b (b NULL: g), lanes of m. */
+static AVX2 inline __m256
+gate_in256(const float *g, const float *b, size_t j, __m256i m)
+{
+    __m256 x = _mm256_maskload_ps(g + j, m);
+
+    return b ? _mm256_add_ps(x, _mm256_maskload_ps(b + j, m)) : x;
+}
+
 static AVX2 void
-gates_ur_avx2(size_t M, size_t D, const float *const *g, const float *gur,
-              const float *h, float *u, float *rh)
+gates_ur_avx2(size_t M, size_t D, const float *const *g, const float *b,
+              const float *gur, const float *h, float *u, float *rh)
 {
     for (size_t i = 0; i < M; i++) {
         const float *gi = g[i], *hi = h + i * D;
@@ -505,8 +580,8 @@ gates_ur_avx2(size_t M, size_t D, const float *const *g, const float *gur,
 
         for (size_t j = 0; j < D; j += 8) {
             __m256i m = mask8(D - j);
-            __m256 zu = _mm256_maskload_ps(gi + j, m);
-            __m256 zr = _mm256_maskload_ps(gi + D + j, m);
+            __m256 zu = gate_in256(gi, b, j, m);
+            __m256 zr = gate_in256(gi, b, D + j, m);
 
             zu = _mm256_add_ps(zu, gu ? _mm256_maskload_ps(gu + j, m)
                                       : _mm256_setzero_ps());
@@ -521,17 +596,17 @@ gates_ur_avx2(size_t M, size_t D, const float *const *g, const float *gur,
 }
 
 static AVX2 void
-gates_c_avx2(size_t M, size_t D, const float *const *g, const float *gc,
-             const float *u, float *h)
+gates_c_avx2(size_t M, size_t D, const float *const *g, const float *b,
+             const float *gc, const float *u, float *h)
 {
     for (size_t i = 0; i < M; i++) {
-        const float *gi = g[i] + 2 * D, *ui = u + i * D;
+        const float *gi = g[i], *ui = u + i * D;
         const float *gci = gc ? gc + i * D : NULL;
         float *hi = h + i * D;
 
         for (size_t j = 0; j < D; j += 8) {
             __m256i m = mask8(D - j);
-            __m256 x = _mm256_add_ps(_mm256_maskload_ps(gi + j, m),
+            __m256 x = _mm256_add_ps(gate_in256(gi, b, 2 * D + j, m),
                                      gci ? _mm256_maskload_ps(gci + j, m)
                                          : _mm256_setzero_ps());
             __m256 c = tanh256(x);
@@ -545,9 +620,37 @@ gates_c_avx2(size_t M, size_t D, const float *const *g, const float *gc,
     }
 }
 
-static const struct tok_lac_kernels kernels_avx2 = { "avx2", gemm_avx2,
-                                                     gates_ur_avx2,
-                                                     gates_c_avx2 };
+static AVX2 void
+viterbi_avx2(size_t L, const float *prev, const float *trans, const float *e,
+             float *alpha, uint8_t *track)
+{
+    for (size_t i = 0; i < L; i += 8) {
+        __m256i m = mask8(L - i);
+        __m256 best = _mm256_set1_ps(-FLT_MAX);
+        __m256i arg = _mm256_setzero_si256();
+        int32_t a[8];
+
+        for (size_t j = 0; j < L; j++) {
+            __m256 sc = _mm256_add_ps(_mm256_set1_ps(prev[j]),
+                                      _mm256_maskload_ps(trans + j * L + i, m));
+            __m256 gt = _mm256_cmp_ps(sc, best, _CMP_GT_OQ);
+
+            best = _mm256_blendv_ps(best, sc, gt);
+            arg = _mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_castsi256_ps(arg),
+                _mm256_castsi256_ps(_mm256_set1_epi32((int)j)), gt));
+        }
+        _mm256_maskstore_ps(alpha + i, m,
+                            _mm256_add_ps(best, _mm256_maskload_ps(e + i, m)));
+        _mm256_storeu_si256((__m256i *)a, arg);
+        for (size_t k = 0; k < 8 && i + k < L; k++)
+            track[i + k] = (uint8_t)a[k];
+    }
+}
+
+static const struct tok_lac_kernels kernels_avx2 = {
+    "avx2", gemm_avx2, gates_ur_avx2, gates_c_avx2, viterbi_avx2
+};
 
 #endif /* x86-64 */
 

@@ -66,6 +66,7 @@ tok_lac_work_reserve(struct tok_lac_work *w, const struct tok_lac_net *net,
         free(w->arows);
         free(w->crows);
         free(w->grows);
+        free(w->pos);
         w->h = calloc(rows * D, sizeof(float));
         w->xp = malloc(rows * 3 * D * sizeof(float));
         w->gur = malloc(rows * 2 * D * sizeof(float));
@@ -75,10 +76,11 @@ tok_lac_work_reserve(struct tok_lac_work *w, const struct tok_lac_net *net,
         w->arows = malloc(rows * sizeof(*w->arows));
         w->crows = malloc(rows * sizeof(*w->crows));
         w->grows = malloc(rows * sizeof(*w->grows));
+        w->pos = malloc(rows * sizeof(*w->pos));
         w->rows_cap = rows;
         if (w->h == NULL || w->xp == NULL || w->gur == NULL || w->u == NULL ||
             w->rh == NULL || w->gc == NULL || w->arows == NULL ||
-            w->crows == NULL || w->grows == NULL) {
+            w->crows == NULL || w->grows == NULL || w->pos == NULL) {
             w->rows_cap = 0;
             return TOK_ENOMEM;
         }
@@ -104,6 +106,7 @@ tok_lac_work_release(struct tok_lac_work *w)
     free(w->arows);
     free(w->crows);
     free(w->grows);
+    free(w->pos);
     free(w->alpha);
     free(w->best2);
     memset(w, 0, sizeof(*w));
@@ -112,57 +115,58 @@ tok_lac_work_release(struct tok_lac_work *w)
 /* ------------------------------------------------------------------------ */
 /* One direction of one layer                                                */
 
-/* Run GRU k (layer * 2 + dir) over the rows of group g: row i runs len[i]
- * steps from window position wbase[i] (dir 0: forward; 1: from its last
- * position back), its ids at ids[gbase[i] + offset].  The state starts in
- * w->h (fresh: all zeros, so the first step's products are zero) and ends
- * there.  Layer 0 writes its outputs into w->l0 (columns dir * D); layer 1
- * adds them into the emission chain of w->em (dir 0 starts it, dir 1 ends
- * it with fc_4's bias). */
+/* Run GRU k (layer * 2 + dir) over the lanes of group g: lane i runs
+ * len[i] steps over window positions base[i]... (dir 0: forward; 1: from
+ * its last position back), its state in row i of w->h, which is zeroed
+ * where a text starts (dir 0) or ends (dir 1) and otherwise carried from
+ * the caller.  Layer 0 writes its outputs into w->l0 (columns dir * D);
+ * layer 1 adds them into the emission chain of w->em (dir 0 starts it,
+ * dir 1 ends it with fc_4's bias).  A step where every row starts afresh
+ * skips the products of the zero state, which are zeros: the same bits. */
 static void
 run_pass(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
          struct tok_lac_work *w, const struct tok_lac_group *g, int layer,
-         int dir, bool fresh)
+         int dir)
 {
     const size_t D = net->D, L = net->L, k = (size_t)(2 * layer + dir);
     const float *w_ur = net->w_gru[k], *w_c = net->w_gru[k] + D * 2 * D;
+    const uint8_t reset = dir ? TOK_LAC_END : TOK_LAC_START;
+    const bool table = layer == 0 && net->proj0 != NULL;
     size_t a = g->rows, steps = g->rows ? g->len[0] : 0;
 
     for (size_t t = 0; t < steps; t++) {
-        bool zero = fresh && t == 0;
+        size_t n_reset = 0;
+        bool zero;
 
         while (a > 0 && g->len[a - 1] <= t)
             a--;
+        for (size_t i = 0; i < a; i++) {
+            size_t p = g->base[i] + (dir ? g->len[i] - 1 - t : t);
+
+            w->pos[i] = p;
+            if (g->edge[p] & reset) {
+                memset(w->h + i * D, 0, D * sizeof(float));
+                n_reset++;
+            }
+        }
+        zero = n_reset == a;
         /* The gates' inputs. */
         for (size_t i = 0; i < a; i++) {
-            size_t off = dir ? g->len[i] - 1 - t : t;
-            size_t wp = g->wbase[i] + off;
+            size_t p = w->pos[i];
 
-            if (layer == 0 && net->proj0 != NULL) {
-                w->grows[i] = net->proj0 +
-                              (size_t)g->ids[g->gbase[i] + off] * 6 * D +
+            if (table) {
+                w->grows[i] = net->proj0 + (size_t)g->ids[p] * 6 * D +
                               (size_t)dir * 3 * D;
                 continue;
             }
-            w->arows[i] =
-                layer == 0
-                    ? net->emb + (size_t)g->ids[g->gbase[i] + off] * net->E
-                    : w->l0 + wp * 2 * D;
+            w->arows[i] = layer == 0 ? net->emb + (size_t)g->ids[p] * net->E
+                                     : w->l0 + p * 2 * D;
             w->crows[i] = w->xp + i * 3 * D;
             w->grows[i] = w->xp + i * 3 * D;
         }
-        if (!(layer == 0 && net->proj0 != NULL)) {
-            const float *b = net->b_gate[k];
-
+        if (!table)
             K->gemm(a, 3 * D, layer == 0 ? net->E : 2 * D, w->arows,
                     net->w_in[k], 3 * D, w->crows, false);
-            for (size_t i = 0; i < a; i++) {
-                float *x = w->xp + i * 3 * D;
-
-                for (size_t j = 0; j < 3 * D; j++)
-                    x[j] = x[j] + b[j];
-            }
-        }
         /* Update and reset gates, then the candidate and the new state. */
         if (!zero) {
             for (size_t i = 0; i < a; i++) {
@@ -171,7 +175,8 @@ run_pass(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
             }
             K->gemm(a, 2 * D, D, w->arows, w_ur, 2 * D, w->crows, false);
         }
-        K->gates_ur(a, D, w->grows, zero ? NULL : w->gur, w->h, w->u, w->rh);
+        K->gates_ur(a, D, w->grows, table ? NULL : net->b_gate[k],
+                    zero ? NULL : w->gur, w->h, w->u, w->rh);
         if (!zero) {
             for (size_t i = 0; i < a; i++) {
                 w->arows[i] = w->rh + i * D;
@@ -179,17 +184,18 @@ run_pass(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
             }
             K->gemm(a, D, D, w->arows, w_c, D, w->crows, false);
         }
-        K->gates_c(a, D, w->grows, zero ? NULL : w->gc, w->u, w->h);
+        K->gates_c(a, D, w->grows, table ? NULL : net->b_gate[k],
+                   zero ? NULL : w->gc, w->u, w->h);
         /* The outputs. */
         for (size_t i = 0; i < a; i++) {
-            size_t wp = g->wbase[i] + (dir ? g->len[i] - 1 - t : t);
+            size_t p = w->pos[i];
 
             if (layer == 0) {
-                memcpy(w->l0 + wp * 2 * D + (size_t)dir * D, w->h + i * D,
+                memcpy(w->l0 + p * 2 * D + (size_t)dir * D, w->h + i * D,
                        D * sizeof(float));
             } else {
                 w->arows[i] = w->h + i * D;
-                w->crows[i] = w->em + wp * L;
+                w->crows[i] = w->em + p * L;
             }
         }
         if (layer == 1) {
@@ -211,9 +217,9 @@ run_pass(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
  * back pointers track[k][i], the best predecessor of tag i at k (for k = 0
  * only with alpha_in).  scratch holds L floats. */
 static void
-viterbi_forward(const float *em, size_t n, size_t L, const float *crf,
-                const float *alpha_in, float *alpha, float *scratch,
-                uint8_t *track)
+viterbi_forward(const struct tok_lac_kernels *K, const float *em, size_t n,
+                size_t L, const float *crf, const float *alpha_in, float *alpha,
+                float *scratch, uint8_t *track)
 {
     const float *trans = crf + 2 * L;
     float *prev = scratch;
@@ -227,21 +233,7 @@ viterbi_forward(const float *em, size_t n, size_t L, const float *crf,
             continue;
         }
         memcpy(prev, k == 0 ? alpha_in : alpha, L * sizeof(float));
-        for (size_t i = 0; i < L; i++) {
-            float best = -FLT_MAX;
-            size_t arg = 0;
-
-            for (size_t j = 0; j < L; j++) {
-                float s = prev[j] + trans[j * L + i];
-
-                if (s > best) {
-                    best = s;
-                    arg = j;
-                }
-            }
-            alpha[i] = best + e[i];
-            track[k * L + i] = (uint8_t)arg;
-        }
+        K->viterbi(L, prev, trans, e, alpha, track + k * L);
     }
 }
 
@@ -352,29 +344,28 @@ tok_lac_viterbi_margin(const float *em, size_t n, size_t L, const float *crf)
 /* Groups                                                                    */
 
 void
-tok_lac_run_group(const struct tok_lac_kernels *K,
-                  const struct tok_lac_net *net, struct tok_lac_work *w,
-                  const struct tok_lac_group *g, uint8_t *tags, double *margins)
+tok_lac_run_passes(const struct tok_lac_kernels *K,
+                   const struct tok_lac_net *net, struct tok_lac_work *w,
+                   const struct tok_lac_group *g)
 {
-    size_t D = net->D, L = net->L;
-
     for (int layer = 0; layer < 2; layer++)
-        for (int dir = 0; dir < 2; dir++) {
-            memset(w->h, 0, g->rows * D * sizeof(float));
-            run_pass(K, net, w, g, layer, dir, true);
-        }
-    for (size_t i = 0; i < g->rows; i++) {
-        const float *em = w->em + g->wbase[i] * L;
-        uint8_t *track = w->track + g->wbase[i] * L;
-        size_t n = g->len[i];
+        for (int dir = 0; dir < 2; dir++)
+            run_pass(K, net, w, g, layer, dir);
+}
 
-        viterbi_forward(em, n, L, net->crf, NULL, w->alpha, w->alpha + L,
-                        track);
-        viterbi_back(track, n, L, viterbi_last(w->alpha, L, net->crf),
-                     tags + g->gbase[i], false);
-        if (margins)
-            margins[i] = tok_lac_viterbi_margin(em, n, L, net->crf);
-    }
+void
+tok_lac_decode(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
+               struct tok_lac_work *w, size_t at, size_t n, uint8_t *tags,
+               double *margin)
+{
+    size_t L = net->L;
+    const float *em = w->em + at * L;
+    uint8_t *track = w->track + at * L;
+
+    viterbi_forward(K, em, n, L, net->crf, NULL, w->alpha, w->alpha + L, track);
+    viterbi_back(track, n, L, viterbi_last(w->alpha, L, net->crf), tags, false);
+    if (margin)
+        *margin = tok_lac_viterbi_margin(em, n, L, net->crf);
 }
 
 /* The long path: one text of n positions (ids[0..n)), in windows of W. */
@@ -383,38 +374,32 @@ struct long_run {
     const struct tok_lac_net *net;
     struct tok_lac_work *w;
     const uint32_t *ids;
+    uint8_t *edge; /* W zeros, but where the window holds a text's edge */
     size_t n, W, nb;
     float *ck[4]; /* states entering each window: l0 f, l0 b, l1 f, l1 b */
 };
 
-/* The group of one row: window b. */
-static void
-window(const struct long_run *r, size_t b, struct tok_lac_group *g,
-       size_t *wbase, size_t *gbase, size_t *len)
-{
-    *wbase = 0;
-    *gbase = b * r->W;
-    *len = (b + 1) * r->W <= r->n ? r->W : r->n - b * r->W;
-    g->rows = 1;
-    g->wbase = wbase;
-    g->gbase = gbase;
-    g->len = len;
-    g->ids = r->ids;
-}
-
-/* Run pass (layer, dir) over window b from checkpoint state ck (D floats),
+/* Run pass (layer, dir) over window b, its state in w->h from ck (D
+ * floats; zeros where the text starts, or ends for dir 1, in the window),
  * leaving the end state in w->h. */
 static void
 pass_from(const struct long_run *r, size_t b, int layer, int dir,
           const float *ck)
 {
     struct tok_lac_group g;
-    size_t wbase, gbase, len;
-    bool fresh = dir == 0 ? b == 0 : b == r->nb - 1;
+    size_t base = 0, len = (b + 1) * r->W <= r->n ? r->W : r->n - b * r->W;
 
-    window(r, b, &g, &wbase, &gbase, &len);
+    g.rows = 1;
+    g.base = &base;
+    g.len = &len;
+    g.ids = r->ids + b * r->W;
+    g.edge = r->edge;
+    r->edge[0] = b == 0 ? TOK_LAC_START : 0;
+    r->edge[len - 1] |= b == r->nb - 1 ? TOK_LAC_END : 0;
     memcpy(r->w->h, ck, r->net->D * sizeof(float));
-    run_pass(r->K, r->net, r->w, &g, layer, dir, fresh);
+    run_pass(r->K, r->net, r->w, &g, layer, dir);
+    r->edge[0] = 0;
+    r->edge[len - 1] = 0;
 }
 
 /* Layer 0's outputs of window b into w->l0, from the checkpoints. */
@@ -484,6 +469,8 @@ tok_lac_run_long(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
             rc = TOK_ENOMEM;
     if (rc == 0 && (va = malloc(r.nb * L * sizeof(float))) == NULL)
         rc = TOK_ENOMEM;
+    if (rc == 0 && (r.edge = calloc(W, 1)) == NULL)
+        rc = TOK_ENOMEM;
     if (rc < 0)
         goto out;
     sweep(&r, 0, 0);
@@ -497,8 +484,8 @@ tok_lac_run_long(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
         emissions_window(&r, b);
         if (b > 0)
             memcpy(va + b * L, alpha, L * sizeof(float));
-        viterbi_forward(w->em, len, L, net->crf, b ? va + b * L : NULL, alpha,
-                        scratch, w->track);
+        viterbi_forward(K, w->em, len, L, net->crf, b ? va + b * L : NULL,
+                        alpha, scratch, w->track);
         if (margin)
             for (size_t k = 0; k < len; k++)
                 margin_step(b2, b2 + 2 * L, w->em + k * L, L, net->crf,
@@ -512,13 +499,14 @@ tok_lac_run_long(const struct tok_lac_kernels *K, const struct tok_lac_net *net,
         size_t len = (b + 1) * W <= n ? W : n - b * W;
 
         emissions_window(&r, b);
-        viterbi_forward(w->em, len, L, net->crf, b ? va + b * L : NULL, alpha,
-                        scratch, w->track);
+        viterbi_forward(K, w->em, len, L, net->crf, b ? va + b * L : NULL,
+                        alpha, scratch, w->track);
         last = viterbi_back(w->track, len, L, last, tags + b * W, b > 0);
     }
 out:
     for (int k = 0; k < 4; k++)
         free(r.ck[k]);
     free(va);
+    free(r.edge);
     return rc;
 }

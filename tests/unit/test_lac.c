@@ -289,14 +289,18 @@ test_lac_kernels_agree(void)
             h[v] = malloc(M * D * sizeof(float));
         }
         for (size_t k = 1; k < nk; k++)
-            for (int zero = 0; zero < 2; zero++) {
+            for (int zero = 0; zero < 4; zero++) {
+                /* zero & 1: no products; zero & 2: a bias. */
+                const float *bias = zero & 2 ? gur : NULL;
+
                 for (int v = 0; v < 2; v++) {
                     const struct tok_lac_kernels *kk = v ? all[k] : all[0];
 
                     memcpy(h[v], h0, M * D * sizeof(float));
-                    kk->gates_ur(M, D, gr, zero ? NULL : gur, h[v], u[v],
-                                 rh[v]);
-                    kk->gates_c(M, D, gr, zero ? NULL : gc, u[v], h[v]);
+                    kk->gates_ur(M, D, gr, bias, zero & 1 ? NULL : gur, h[v],
+                                 u[v], rh[v]);
+                    kk->gates_c(M, D, gr, bias, zero & 1 ? NULL : gc, u[v],
+                                h[v]);
                 }
                 CHECK_EQ_MEM(u[0], u[1], M * D * sizeof(float));
                 CHECK_EQ_MEM(rh[0], rh[1], M * D * sizeof(float));
@@ -312,6 +316,50 @@ test_lac_kernels_agree(void)
         free(gc);
         free(h0);
         free(gr);
+    }
+}
+
+/* Viterbi steps: every kernel picks the same first maximum, ties (scores
+ * on a coarse grid) and NaN included. */
+static void
+test_lac_viterbi_agree(void)
+{
+    size_t nk;
+    const struct tok_lac_kernels *const *all = tok_lac_kernels_all(&nk);
+    uint32_t seed = 3;
+
+    for (size_t L = 1; L <= 60; L += 7) {
+        float *prev = malloc(L * sizeof(float)), *e = malloc(L * sizeof(float));
+        float *tr = malloc(L * L * sizeof(float));
+        float *a0 = malloc(L * sizeof(float)), *a1 = malloc(L * sizeof(float));
+        uint8_t *t0 = malloc(L), *t1 = malloc(L);
+
+        for (int round = 0; round < 20; round++) {
+            for (size_t i = 0; i < L; i++) {
+                prev[i] = (float)(int)frand(&seed);
+                e[i] = frand(&seed);
+            }
+            for (size_t i = 0; i < L * L; i++)
+                tr[i] = (float)(int)frand(&seed);
+            if (round == 1)
+                prev[L / 2] = NAN;
+            if (round == 2)
+                for (size_t i = 0; i < L; i++)
+                    prev[i] = -INFINITY;
+            for (size_t k = 1; k < nk; k++) {
+                all[0]->viterbi(L, prev, tr, e, a0, t0);
+                all[k]->viterbi(L, prev, tr, e, a1, t1);
+                CHECK_EQ_MEM(a0, a1, L * sizeof(float));
+                CHECK_EQ_MEM(t0, t1, L);
+            }
+        }
+        free(prev);
+        free(e);
+        free(tr);
+        free(a0);
+        free(a1);
+        free(t0);
+        free(t1);
     }
 }
 
@@ -477,7 +525,7 @@ static void
 test_lac_paths_agree(void)
 {
     struct tok_lac *l = open_fixture();
-    enum { N_TEXTS = 60 };
+    enum { N_TEXTS = 90 };
     static char texts[N_TEXTS][1024];
     static size_t lens[N_TEXTS];
     uint32_t seed = 99;
@@ -487,25 +535,29 @@ test_lac_paths_agree(void)
         return;
     }
     for (size_t i = 0; i < N_TEXTS; i++)
-        lens[i] = random_text(&seed, texts[i], i % 10 == 0 ? 200 : 30);
+        lens[i] = random_text(&seed, texts[i], i % 10 == 0 ? 200
+                                               : i % 3 == 0 ? 4
+                                                            : 30);
     for (int mode = 0; mode < 2; mode++) {
-        struct tok_lac_batch *b[4];
-        struct tok_lac_words w[4];
+        struct tok_lac_batch *b[5];
+        struct tok_lac_words w[5];
         struct tok_err e;
 
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 5; v++) {
             CHECK(tok_lac_batch_new(&b[v], l, (enum tok_lac_mode)mode, &e) ==
                   0);
             tok_lac_batch_want_margins(b[v], true);
             tok_lac_words_init(&w[v]);
         }
         tok_lac_batch_set_limits(b[2], 3, 7);
+        /* Lanes of several texts, fewer than the kernels' 8 rows. */
+        tok_lac_batch_set_limits(b[4], 5, 60);
         tok_lac_batch_set_kernels(b[3], tok_lac_kernels_all(&(size_t){ 0 })[0]);
         for (size_t i = 0; i < N_TEXTS; i++)
-            for (int v = 0; v < 4; v++)
+            for (int v = 0; v < 5; v++)
                 if (v != 1)
                     tok_lac_batch_add(b[v], texts[i], lens[i], 0, &e);
-        for (int v = 0; v < 4; v++)
+        for (int v = 0; v < 5; v++)
             if (v != 1)
                 CHECK(tok_lac_batch_run(b[v], &e) == 0);
         for (size_t i = 0; i < N_TEXTS; i++) {
@@ -515,13 +567,13 @@ test_lac_paths_agree(void)
             tok_lac_batch_clear(b[1]);
             tok_lac_batch_add(b[1], texts[i], lens[i], 0, &e);
             CHECK(tok_lac_batch_run(b[1], &e) == 0);
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 5; v++) {
                 tok_lac_words_clear(&w[v]);
                 CHECK(tok_lac_batch_words(b[v], v == 1 ? 0 : i, &w[v], &e) ==
                       0);
             }
             m1 = tok_lac_batch_margin(b[0], i);
-            for (int v = 1; v < 4; v++) {
+            for (int v = 1; v < 5; v++) {
                 CHECK_EQ_INT(w[v].n, w[0].n);
                 if (w[v].n == w[0].n) {
                     CHECK_EQ_MEM(w[v].ends, w[0].ends, w[0].n * sizeof(size_t));
@@ -544,7 +596,7 @@ test_lac_paths_agree(void)
                 CHECK(plain_margin(&md->net, ids, n) == m1);
             }
         }
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 5; v++) {
             tok_lac_words_release(&w[v]);
             tok_lac_batch_free(b[v]);
         }
@@ -772,7 +824,7 @@ test_lac_real_model(void)
 
 TESTS(test_lac, TEST(test_lac_compile_open), TEST(test_lac_q2b_and_oov),
       TEST(test_lac_words_cover), TEST(test_lac_presegmentation),
-      TEST(test_lac_kernels_agree), TEST(test_lac_exp_accuracy),
-      TEST(test_lac_paths_agree), TEST(test_lac_customization),
-      TEST(test_lac_bad_models), TEST(test_lac_bad_packages),
-      TEST(test_lac_real_model))
+      TEST(test_lac_kernels_agree), TEST(test_lac_viterbi_agree),
+      TEST(test_lac_exp_accuracy), TEST(test_lac_paths_agree),
+      TEST(test_lac_customization), TEST(test_lac_bad_models),
+      TEST(test_lac_bad_packages), TEST(test_lac_real_model))
