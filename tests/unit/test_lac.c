@@ -535,9 +535,10 @@ test_lac_paths_agree(void)
         return;
     }
     for (size_t i = 0; i < N_TEXTS; i++)
-        lens[i] = random_text(&seed, texts[i], i % 10 == 0 ? 200
-                                               : i % 3 == 0 ? 4
-                                                            : 30);
+        lens[i] = random_text(&seed, texts[i],
+                              i % 10 == 0  ? 200
+                              : i % 3 == 0 ? 4
+                                           : 30);
     for (int mode = 0; mode < 2; mode++) {
         struct tok_lac_batch *b[5];
         struct tok_lac_words w[5];
