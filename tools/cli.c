@@ -440,10 +440,7 @@ cli_lac_open(const char *model, const char *user_dict, enum tok_lac_mode mode)
         err(1, "cannot locate the LAC model (give -m or set LAC_MODEL)");
     if (tok_lac_open(&l, model, 1 << mode, &e) < 0) {
         if (e.code == TOK_EIO && access(model, F_OK) != 0)
-            errx(1,
-                 "%s (the build makes it unless WITH_LAC=0: "
-                 "make build/lac.model)",
-                 e.msg);
+            errx(1, "%s (make builds lac.model unless WITH_LAC=0)", e.msg);
         errx(1, "%s", e.msg);
     }
     if (user_dict && tok_lac_load_customization(l, user_dict, NULL, &e) < 0)

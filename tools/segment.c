@@ -248,18 +248,20 @@ lac_render(const struct ctx *c, struct worker *w, const struct pending *p,
 }
 
 /* Run the queued sentences and put their lines into out where they were
- * queued. */
+ * queued: out from the first one's place on is rebuilt in the scratch
+ * buffer, then put back. */
 static int
 lac_flush(const struct ctx *c, struct worker *w, struct tok_buf *out)
 {
     struct tok_buf *m = &w->merged;
-    size_t from = 0;
+    size_t first, from;
 
     if (w->n_pending == 0)
         return 0;
     if (tok_lac_batch_run(w->lac, NULL) < 0)
         return -1;
     tok_buf_clear(m);
+    first = from = w->pending[0].at;
     for (size_t k = 0; k < w->n_pending; k++) {
         const struct pending *p = &w->pending[k];
 
@@ -270,13 +272,9 @@ lac_flush(const struct ctx *c, struct worker *w, struct tok_buf *out)
     }
     if (tok_buf_append(m, out->data + from, out->len - from) < 0)
         return -1;
-    /* The merged text becomes the output; the old buffer the scratch. */
-    {
-        struct tok_buf t = *out;
-
-        *out = *m;
-        *m = t;
-    }
+    out->len = first;
+    if (tok_buf_append(out, m->data, m->len) < 0)
+        return -1;
     w->n_pending = 0;
     tok_lac_batch_clear(w->lac);
     return 0;

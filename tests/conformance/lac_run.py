@@ -12,8 +12,9 @@ Cases, in both networks (seg: words; lac: words and tags):
     (dev + trial), and an adversarial table
     (testdata/segment/lac/adversarial.jsonl, plus the q2b.dic characters
     that are themselves replaced, read from the LAC archive, and lines of
-    5,000, 9,000 and 20,000 characters, the last two longer than a group's
-    window: the long-text path), through tests/drivers/drv_lac;
+    5,000, 9,000, 20,000 and 40,000 characters, the last longer than a
+    group's window of 16384 positions in both networks: the long-text
+    path), through tests/drivers/drv_lac;
   * the same with a user dictionary (testdata/segment/lac/userdict.txt:
     tags, pieces, a repeated phrase, a BOM, CR LF, '/' cases);
   * drv_lac's other paths (texts alone, small groups, every kernel the
@@ -232,7 +233,8 @@ def adversarial(args, pku):
         lines += ["".join(chain[i:i + 40]) for i in range(0, len(chain), 40)]
     # Long lines: PKU's text run together.
     joined = "".join(pku)
-    lines += [joined[:5000], joined[5000:14000], joined[20000:40000]]
+    lines += [joined[:5000], joined[5000:14000], joined[20000:40000],
+              joined[40000:80000]]
     return lines
 
 
