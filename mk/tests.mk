@@ -265,6 +265,7 @@ bench-venv: $(BENCH_STAMP)
 bench: all bench-venv
 	@bench/tokenize.sh $(BUILD) $(DATA)
 	@bench/segment.sh $(BUILD) $(DATA)
+	$(if $(filter 1,$(WITH_LAC)),@bench/segment_lac.sh $(BUILD) $(DATA))
 	@bench/create_pretraining_data.sh $(BUILD) $(DATA)
 	@bench/vocab_build.sh $(BUILD) $(DATA)
 	@bench/samples.sh $(BUILD) $(DATA)
