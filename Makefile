@@ -142,6 +142,8 @@ install: all
 	-@sync $(DESTDIR)$(DATADIR)/jieba.model && \
 		dd if=$(DESTDIR)$(DATADIR)/jieba.model iflag=nocache count=0 \
 		status=none
+	$(if $(filter 1,$(WITH_LAC)),$(INSTALL) -m 644 $(LAC_MODEL) \
+		$(LAC_LICENSE) $(DESTDIR)$(DATADIR))
 	$(INSTALL) -m 644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	$(if $(INST_MAN3),$(INSTALL) -m 644 $(INST_MAN3) $(DESTDIR)$(MANDIR)/man3)
 	$(if $(INST_MAN5),$(INSTALL) -m 644 $(INST_MAN5) $(DESTDIR)$(MANDIR)/man5)
@@ -154,7 +156,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(TOOLDIR)/,$(notdir $(TOOLS) $(TRAIN_TOOL)))
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBTOK))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tok.h
-	rm -f $(DESTDIR)$(DATADIR)/jieba.model
+	rm -f $(DESTDIR)$(DATADIR)/jieba.model $(DESTDIR)$(DATADIR)/lac.model \
+		$(DESTDIR)$(DATADIR)/lac.model.LICENSE
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(INST_MAN1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(INST_MAN3)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(INST_MAN5)))
@@ -188,11 +191,13 @@ help:
 	@echo '  format     rewrite sources with clang-format'
 	@echo '  install    to $$(DESTDIR)$$(PREFIX): bin/erniekit, the one command'
 	@echo '             (erniekit segment ...; erniekit --help lists them),'
-	@echo '             the tools in libexec/erniekit, the model in'
+	@echo '             the tools in libexec/erniekit, the models in'
 	@echo '             share/erniekit, libtok, man pages (erniekit(1),'
 	@echo '             erniekit-segment(1), ...); uninstall removes them'
 	@echo '  clean      remove build directories'
 	@echo 'Knobs: PREFIX=$(PREFIX) DESTDIR= V=1 SANITIZE=address,undefined'
+	@echo '       WITH_LAC=$(WITH_LAC) (0: no lac.model) LAC_ARCHIVE=path'
+	@echo '       (an offline copy of LAC-2.1.2.tar.gz) LAC_PYTHON=python3.8'
 	@echo '       DEVELOPER=1 CC=$(CC) DATA=$(DATA) PYTHON=$(PYTHON)'
 	@echo '       BINDIR LIBEXECDIR DATADIR LIBDIR INCLUDEDIR MANDIR'
 	@echo 'Detected (cached in $(BUILD)/config.mk, probed again when the'

@@ -197,7 +197,7 @@ struct ds_meta {
     /* How, for people; not compared. */
     char vocab[1024];           /* the vocab path as given */
     char sentence_splitter[16]; /* "lines" or "icu" */
-    char segmenter[16];         /* "jieba" or "presegmented" */
+    char segmenter[16];         /* jieba, lac-seg, lac-lac, presegmented */
     int64_t max_word_length;    /* longest word marked, in tokens */
     int64_t max_repeated_len;   /* runs longer collapse; -1: kept */
 };

@@ -368,6 +368,150 @@ int tok_jieba_cut(const struct tok_jieba *j, const char *text, size_t len,
                   int flags, struct tok_words *w, struct tok_err *err);
 
 /* ------------------------------------------------------------------------ */
+/* Chinese word segmentation: the LAC engine                                 */
+
+/* Baidu LAC 2.1.2 (Lexical Analysis of Chinese) without Paddle: its two
+ * networks, `seg` (words) and `lac` (words with part-of-speech and entity
+ * tags), each an embedding, two bidirectional GRU layers, an output layer
+ * and CRF Viterbi decoding, with LAC's character normalisation (q2b.dic,
+ * one pass), its out-of-vocabulary rule, the `lac` network's dictionary
+ * pre-segmentation (small_seg.dic) and its user dictionaries
+ * (LAC.load_customization()).  The model is a binary file compiled from
+ * the LAC 2.1.2 package (see tok_lac_compile() and lac-model(5)) and
+ * loaded with mmap.
+ *
+ * The arithmetic is float32 in a fixed order (every sum a chain of fused
+ * multiply-adds in index order, exp by one polynomial), so the tags of a
+ * text do not depend on the CPU, the SIMD path taken, the batch the text
+ * is run in or the thread: the same text always gives the same words.
+ * They equal LAC's except where LAC's own float arithmetic (Paddle's MKL
+ * kernels) falls on the other side of a near tie between two Viterbi
+ * paths. */
+struct tok_lac;
+
+/* The two networks. */
+enum tok_lac_mode {
+    TOK_LAC_SEG = 0, /* LAC(mode='seg'): words */
+    TOK_LAC_LAC = 1  /* LAC(mode='lac'): words and their tags */
+};
+
+/* Flags of tok_lac_open(): which networks to map and check. */
+#define TOK_LAC_OPEN_SEG (1 << TOK_LAC_SEG)
+#define TOK_LAC_OPEN_LAC (1 << TOK_LAC_LAC)
+
+/* tok_lac_compile: read the LAC package directory `package_dir` (the
+ * `LAC` directory of the LAC 2.1.2 source archive, holding seg_model/ and
+ * lac_model/, each with model/ (Paddle parameter files) and conf/
+ * (word.dic, tag.dic, q2b.dic, small_seg.dic)) and write the binary model
+ * to out_path (through a temporary file, renamed at the end).
+ * `provenance` (NULL allowed) is stored in the model as text (the archive
+ * and its SHA-256).  Returns 0, TOK_EIO, TOK_EFORMAT (file, line or
+ * parameter named) or TOK_ENOMEM. */
+int tok_lac_compile(const char *package_dir, const char *out_path,
+                    const char *provenance, struct tok_err *err);
+
+/* tok_lac_open: map a compiled model and check the networks `modes` asks
+ * for (TOK_LAC_OPEN_SEG, TOK_LAC_OPEN_LAC, or both): magic, version, every
+ * size and index against the file, and a checksum of every part read.
+ * Free with tok_lac_close().  Returns 0, TOK_EIO, TOK_EFORMAT (the part
+ * named) or TOK_ENOMEM. */
+int tok_lac_open(struct tok_lac **out, const char *model_path, int modes,
+                 struct tok_err *err);
+
+/* tok_lac_close: NULL is a no-op. */
+void tok_lac_close(struct tok_lac *l);
+
+/* tok_lac_provenance: the text the model was compiled with (see
+ * tok_lac_compile()), "" if none.  Owned by the model. */
+const char *tok_lac_provenance(const struct tok_lac *l);
+
+/* tok_lac_load_customization: LAC.load_customization(path, sep): a user
+ * dictionary, one entry a line: phrase pieces split at whitespace (sep
+ * NULL) or at the string sep, each "text" or "text/TAG"; a phrase shorter
+ * than two characters without a tag on its first piece is ignored.  Where
+ * a phrase occurs in a text, its tags are rewritten as LAC does (every
+ * piece a word, TAG-I for tagged pieces, the phrase's first character a
+ * B), for both networks.  As in LAC, a new file replaces the phrases of
+ * the one before (a later line of one file replaces an earlier equal
+ * phrase).  The file is UTF-8, read as Python reads it (universal
+ * newlines; a BOM is a character of the first phrase).  Not thread-safe:
+ * call it before sharing the model.  Returns the number of phrases,
+ * TOK_EIO, TOK_EFORMAT (invalid UTF-8, line named), TOK_EINVAL (an empty
+ * sep) or TOK_ENOMEM. */
+int64_t tok_lac_load_customization(struct tok_lac *l, const char *path,
+                                   const char *sep, struct tok_err *err);
+
+/* tok_lac_tag_name: the name of a word's tag (see tok_lac_batch_words()):
+ * LAC's tag string without its last two characters ("n", "PER", "" for
+ * `seg`'s tags and for LAC's O), its length in *len (may be NULL).  Owned
+ * by the model; valid until tok_lac_close(), or NULL for an unknown id. */
+const char *tok_lac_tag_name(const struct tok_lac *l, uint32_t tag,
+                             size_t *len);
+
+/* A batch: texts segmented together, so that each step of the GRUs is a
+ * matrix product over many texts.  One batch a thread; texts are copied
+ * in.  Memory is proportional to the texts added (a few bytes a
+ * character) plus a bounded working set, whatever their lengths: a text of
+ * any length is one sequence, as in LAC. */
+struct tok_lac_batch;
+
+/* tok_lac_batch_new: an empty batch over network `mode` of l (which must
+ * outlive it and have been opened with that network).  Returns 0,
+ * TOK_EINVAL or TOK_ENOMEM. */
+int tok_lac_batch_new(struct tok_lac_batch **out, const struct tok_lac *l,
+                      enum tok_lac_mode mode, struct tok_err *err);
+
+/* tok_lac_batch_free: NULL is a no-op. */
+void tok_lac_batch_free(struct tok_lac_batch *b);
+
+/* tok_lac_batch_clear: remove every text (memory is kept for reuse). */
+void tok_lac_batch_clear(struct tok_lac_batch *b);
+
+/* tok_lac_batch_add: add text[0..len) (valid UTF-8, checked unless
+ * `trusted`) as the next text.  Returns its index (0, 1, ...), TOK_EUTF8
+ * (byte offset in err) or TOK_ENOMEM. */
+int64_t tok_lac_batch_add(struct tok_lac_batch *b, const char *text, size_t len,
+                          int trusted, struct tok_err *err);
+
+/* tok_lac_batch_count: the number of texts; tok_lac_batch_bytes: their
+ * bytes in all (for a caller deciding when to run). */
+size_t tok_lac_batch_count(const struct tok_lac_batch *b);
+size_t tok_lac_batch_bytes(const struct tok_lac_batch *b);
+
+/* tok_lac_batch_run: segment every text added since the last run.
+ * Returns 0 or TOK_ENOMEM. */
+int tok_lac_batch_run(struct tok_lac_batch *b, struct tok_err *err);
+
+/* tok_lac_batch_text: text i as copied in (followed by at least 16 NUL
+ * bytes), its length in *len.  Valid until the batch is cleared. */
+const char *tok_lac_batch_text(const struct tok_lac_batch *b, size_t i,
+                               size_t *len);
+
+/* Words of a text, as byte spans of tok_lac_batch_text(), with their
+ * tags; the caller owns it (init/release/clear) and can reuse it. */
+struct tok_lac_words {
+    size_t *starts;
+    size_t *ends;
+    uint32_t *tags; /* tok_lac_tag_name() */
+    size_t n;
+    size_t cap;
+};
+void tok_lac_words_init(struct tok_lac_words *w);
+void tok_lac_words_release(struct tok_lac_words *w);
+void tok_lac_words_clear(struct tok_lac_words *w);
+
+/* tok_lac_batch_words: append the words of text i (after a run) to w,
+ * exactly as LAC.run(text) gives them: they cover the text in order,
+ * whitespace included (a word can hold spaces: "机 器"); an empty text has
+ * none.  Returns 0, TOK_EINVAL (i out of range or not run) or
+ * TOK_ENOMEM. */
+int tok_lac_batch_words(const struct tok_lac_batch *b, size_t i,
+                        struct tok_lac_words *w, struct tok_err *err);
+
+/* A loaded model (with its user dictionary) is immutable: any number of
+ * threads may use it at once, each with its own batch. */
+
+/* ------------------------------------------------------------------------ */
 /* Byte-level BPE                                                            */
 
 /* GPT-2's byte-level BPE, giving the ids of Hugging Face tokenizers'

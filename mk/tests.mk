@@ -50,12 +50,14 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-megatron test-bpe test-vocab test-samples test-train test-install
+	test-megatron test-bpe test-vocab test-samples test-train test-install \
+	$(if $(filter 1,$(WITH_LAC)),test-lac)
 
-test-unit: $(UNIT_BINS)
+test-unit: $(UNIT_BINS) $(if $(filter 1,$(WITH_LAC)),$(LAC_MODEL))
 	@rm -f $(TEST_LOG)
 	@for t in $(UNIT_BINS); do \
-		DATA=$(DATA) tests/run-suite $(TEST_LOG) $${t##*/} $$t; \
+		DATA=$(DATA) LAC_MODEL=$(LAC_MODEL) \
+			tests/run-suite $(TEST_LOG) $${t##*/} $$t; \
 	done
 
 test-cli: $(TOOLS)
@@ -109,6 +111,38 @@ $(MEGATRON_STAMP): tests/conformance/megatron-requirements.txt
 	$(Q)$(MEGATRON_VENV)/bin/pip install -q --disable-pip-version-check \
 		-r tests/conformance/megatron-requirements.txt
 	$(Q)touch $@
+
+# The LAC engine against Baidu LAC 2.1.2 itself (word for word, tag for
+# tag, every difference a measured near tie), and segment and
+# create-pretraining-data with it, in a venv of its own: LAC needs
+# paddle.fluid, gone from paddlepaddle 2.6, and PyPI's last paddlepaddle
+# with it (1.8.5) is for CPython 3.6-3.8: pyenv's 3.8.18.  Its results are
+# cached under build/oracle-cache.
+LAC_VENV := build/lac-venv
+LAC_VENV_STAMP := $(LAC_VENV)/.installed
+PYENV_ROOT_DIR := $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+LAC_PYTHON ?= $(PYENV_ROOT_DIR)/versions/3.8.18/bin/python
+$(LAC_VENV_STAMP): tests/conformance/lac-requirements.txt
+	@echo '   VENV    $(LAC_VENV) (LAC 2.1.2 on paddlepaddle 1.8.5, once)'
+	$(Q)test -x $(LAC_PYTHON) || { echo 'no Python 3.8 at $(LAC_PYTHON):' \
+		'pyenv install 3.8.18, or make LAC_PYTHON=/path/to/python3.8' >&2; \
+		exit 1; }
+	$(Q)rm -rf $(LAC_VENV) && $(LAC_PYTHON) -m venv $(LAC_VENV)
+	$(Q)$(LAC_VENV)/bin/pip install -q --disable-pip-version-check \
+		-r tests/conformance/lac-requirements.txt
+	$(Q)touch $@
+
+.PHONY: lac-venv test-lac
+lac-venv: $(LAC_VENV_STAMP)
+
+test-lac: $(TOOLS) $(LAC_MODEL) $(BUILD)/tests/drv_lac $(LAC_VENV_STAMP) \
+		$(VENV_STAMP)
+	@tests/run-suite $(TEST_LOG) lac-conformance \
+		$(VENV)/bin/python tests/conformance/lac_run.py \
+		--drv $(BUILD)/tests/drv_lac --segment $(BUILD)/segment \
+		--cpd $(BUILD)/create-pretraining-data --model $(LAC_MODEL) \
+		--lac-python $(LAC_VENV)/bin/python --archive $(LAC_TARBALL) \
+		--data $(DATA) --cache build/oracle-cache
 
 .PHONY: megatron-venv test-megatron
 megatron-venv: $(MEGATRON_STAMP)
@@ -196,7 +230,7 @@ check: deps
 #   build-fuzz/fuzz_encode -max_total_time=60 testdata/fuzz/encode
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all
+	-fno-sanitize-recover=all -ffp-contract=off
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
 
 .PHONY: fuzz
@@ -208,7 +242,8 @@ build-fuzz/fuzz_json: FUZZ_EXTRA := tools/cli_json.c
 build-fuzz/fuzz_json: tools/cli_json.c tools/cli.h
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
-		libtok/tok_int.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
+		libtok/tok_int.h libtok/tok_lac_int.h tests/fuzz/lac_fuzz.h \
+		tests/lac_fixture.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
 		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIBTOK_SRCS) \
@@ -230,6 +265,7 @@ bench-venv: $(BENCH_STAMP)
 bench: all bench-venv
 	@bench/tokenize.sh $(BUILD) $(DATA)
 	@bench/segment.sh $(BUILD) $(DATA)
+	$(if $(filter 1,$(WITH_LAC)),@bench/segment_lac.sh $(BUILD) $(DATA))
 	@bench/create_pretraining_data.sh $(BUILD) $(DATA)
 	@bench/vocab_build.sh $(BUILD) $(DATA)
 	@bench/samples.sh $(BUILD) $(DATA)

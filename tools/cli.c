@@ -391,27 +391,83 @@ cli_vocab_load(const char *path, bool quiet)
 
 /* ------------------------------------------------------------------------ */
 
-char *
-cli_jieba_model_path(void)
+/* The model `name` to use: $env, else `name` beside the running program
+ * (a build tree), else the installed one (returned whether or not it is
+ * there, so that the error names it). */
+static char *
+model_path(const char *env_name, const char *name)
 {
-    const char *env = getenv("SEGMENT_MODEL");
+    const char *env = getenv(env_name);
     char *dir, *beside, *datadir, *installed;
 
     if (env && *env)
         return strdup(env);
     if ((dir = cli_exe_dir()) == NULL)
         return NULL;
-    beside = cli_path_join(dir, "jieba.model");
+    beside = cli_path_join(dir, name);
     if (beside && access(beside, R_OK) == 0) {
         free(dir);
         return beside;
     }
     free(beside);
     datadir = cli_path_join(dir, cli_datadir_rel);
-    installed = datadir ? cli_path_join(datadir, "jieba.model") : NULL;
+    installed = datadir ? cli_path_join(datadir, name) : NULL;
     free(datadir);
     free(dir);
     return installed;
+}
+
+char *
+cli_jieba_model_path(void)
+{
+    return model_path("SEGMENT_MODEL", "jieba.model");
+}
+
+char *
+cli_lac_model_path(void)
+{
+    return model_path("LAC_MODEL", "lac.model");
+}
+
+struct tok_lac *
+cli_lac_open(const char *model, const char *user_dict, enum tok_lac_mode mode)
+{
+    struct tok_lac *l;
+    struct tok_err e;
+    char *found = model ? NULL : cli_lac_model_path();
+
+    if (model == NULL && (model = found) == NULL)
+        err(1, "cannot locate the LAC model (give -m or set LAC_MODEL)");
+    if (tok_lac_open(&l, model, 1 << mode, &e) < 0) {
+        if (e.code == TOK_EIO && access(model, F_OK) != 0)
+            errx(1, "%s (make builds lac.model unless WITH_LAC=0)", e.msg);
+        errx(1, "%s", e.msg);
+    }
+    if (user_dict && tok_lac_load_customization(l, user_dict, NULL, &e) < 0)
+        errx(1, "%s", e.msg);
+    free(found);
+    return l;
+}
+
+int
+cli_parse_seg_func(const char *s, struct cli_segmenter *seg)
+{
+    static const char *const names[] = { "jieba", "lac", "seg", NULL };
+    int k = cli_parse_choice(s, "segmenter", names);
+
+    if (k < 0)
+        return -1;
+    seg->lac = k > 0;
+    seg->lac_mode = k == 2 ? TOK_LAC_SEG : TOK_LAC_LAC;
+    return 0;
+}
+
+const char *
+cli_segmenter_name(const struct cli_segmenter *seg)
+{
+    if (!seg->lac)
+        return "jieba";
+    return seg->lac_mode == TOK_LAC_SEG ? "lac-seg" : "lac-lac";
 }
 
 struct tok_jieba *

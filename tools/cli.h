@@ -83,6 +83,33 @@ char *cli_jieba_model_path(void);
 struct tok_jieba *cli_jieba_open(const char *model, const char *user_dict,
                                  uint64_t input_bytes);
 
+/* cli_lac_model_path: the compiled LAC model to use (lac-model(5)):
+ * $LAC_MODEL, else lac.model beside the running program, else the
+ * installed one, as cli_jieba_model_path().  NULL with errno set. */
+char *cli_lac_model_path(void);
+
+/* cli_lac_open: the LAC model (NULL: the one cli_lac_model_path() finds),
+ * with only network `mode` checked and mapped, and user_dict (NULL: none)
+ * loaded as LAC's load_customization(); exits with the library's message
+ * on failure. */
+struct tok_lac *cli_lac_open(const char *model, const char *user_dict,
+                             enum tok_lac_mode mode);
+
+/* Which segmenter a tool runs: jieba, or LAC with one of its networks. */
+struct cli_segmenter {
+    bool lac;
+    enum tok_lac_mode lac_mode;
+};
+
+/* cli_parse_seg_func: the seed's --cn_seg_func: "jieba", "lac" (LAC's lac
+ * network) or "seg" (its seg network).  0, or -1 after a message (the
+ * caller prints its usage and exits 2). */
+int cli_parse_seg_func(const char *s, struct cli_segmenter *seg);
+
+/* cli_segmenter_name: "jieba", "lac-seg" or "lac-lac" (the sidecar's
+ * name of it, ds-meta(5)). */
+const char *cli_segmenter_name(const struct cli_segmenter *seg);
+
 /* cli_stored_bytes: the summed size of the NULL-terminated list of
  * inputs ("-": standard input) as stored, compressed or not, if every
  * one is a regular file, else 0 (unknown). */

@@ -26,11 +26,26 @@
  * up to 10 ms at the end, 3 % of a 57 MB run). */
 #define CHUNK_SIZE (1u << 18)
 
+/* LAC: the sentences of a chunk are segmented as one batch (more when a
+ * document holds more text than this), their tokens marked after. */
+#define LAC_BATCH_BYTES (1u << 20)
+
 enum tokenizer { TOKENIZER_ERNIE, TOKENIZER_BERT, TOKENIZER_GPT2_BPE };
 enum splitter { SPLIT_NONE, SPLIT_NEWLINE, SPLIT_ICU };
 
+/* A sentence whose tokens wait for LAC's words: its text in the batch,
+ * its ids in the chunk's output, their chars entries in worker.chars. */
+struct marks_pending {
+    size_t index, ids_at, n, chars_at;
+};
+
 struct worker {
     struct json_tokener *jt;
+    struct tok_lac_batch *lac; /* -W with LAC */
+    struct marks_pending *pending;
+    size_t n_pending, cap_pending;
+    struct tok_buf chars;
+    struct tok_lac_words lac_words;
     struct tok_buf field;     /* the document text */
     struct tok_buf collapsed; /* after --max-repeated-len */
     struct tok_encoding enc;
@@ -47,6 +62,7 @@ struct ctx {
     const struct tok_vocab *vocab; /* as loaded: id -> token string */
     const struct tok_bpe *bpe;
     const struct tok_jieba *jieba;
+    const struct tok_lac *lac; /* -W, --cn-seg-func lac or seg */
     const char *json_key;
     bool wwm, cn_splited, skip_bad;
     bool keep_space; /* --keep-whitespace: no strip, sentences keep '\n' */
@@ -117,8 +133,14 @@ help(void)
            "      --cn-split-dimer STR  the word separator of --cn-splited\n"
            "      --max-word-length N   longest word marked, in tokens "
            "(default 6)\n"
-           "  -m, --jieba-model FILE    the compiled jieba model\n"
-           "  -U, --user-dict FILE      add a jieba user dictionary\n"
+           "      --cn-seg-func F       -W's segmenter: jieba (default), lac "
+           "or seg (Baidu\n"
+           "                            LAC 2.1.2's lac or seg network)\n"
+           "      --engine E            jieba or lac; --lac-mode M: seg or "
+           "lac\n"
+           "  -m, --model FILE          the compiled jieba or LAC model\n"
+           "  -U, --user-dict FILE      add a user dictionary (jieba's or "
+           "LAC's)\n"
            "      --max-repeated-len N  collapse runs of more than N equal "
            "characters to one\n"
            "                            (default 100, as PaddleNLP; 'none' "
@@ -277,6 +299,13 @@ tokenize_sentence(const struct ctx *c, struct worker *w, const char *s,
             return -1;
         goto done;
     }
+    if (c->lac != NULL) {
+        /* Marked when LAC has run (lac_flush): LAC's words cover the
+         * sentence, so they joined are its text. */
+        if (tok_encode(c->tok, s, len, &w->enc, NULL) < 0)
+            return -1;
+        goto done;
+    }
     wwm_clear(w->wwm);
     if (c->cn_splited) {
         if (wwm_split(w->wwm, c->marks, s, len, &text, &text_len) < 0)
@@ -309,6 +338,71 @@ put_u32(struct tok_buf *b, uint32_t v)
     return tok_buf_append(b, &v, sizeof(v));
 }
 
+static int lac_flush(const struct ctx *c, struct worker *w,
+                     struct tok_buf *out);
+
+/* LAC: queue the sentence s[0..len), whose n ids end out, for marking. */
+static int
+lac_queue(const struct ctx *c, struct worker *w, const char *s, size_t len,
+          size_t n, struct tok_buf *out)
+{
+    struct marks_pending *p;
+    int64_t index;
+
+    if (w->n_pending == w->cap_pending) {
+        size_t cap = w->cap_pending ? 2 * w->cap_pending : 256;
+
+        p = realloc(w->pending, cap * sizeof(*p));
+        if (p == NULL)
+            return -1;
+        w->pending = p;
+        w->cap_pending = cap;
+    }
+    /* Records were checked whole, and their JSON strings decode to UTF-8. */
+    if ((index = tok_lac_batch_add(w->lac, s, len, 1, NULL)) < 0)
+        return -1;
+    p = &w->pending[w->n_pending++];
+    p->index = (size_t)index;
+    p->ids_at = out->len - n * sizeof(tok_id);
+    p->n = n;
+    p->chars_at = w->chars.len;
+    if (tok_buf_append(&w->chars, w->enc.chars, n * sizeof(uint32_t)) < 0)
+        return -1;
+    if (tok_lac_batch_bytes(w->lac) >= LAC_BATCH_BYTES)
+        return lac_flush(c, w, out);
+    return 0;
+}
+
+/* Run LAC over the queued sentences and mark their ids in out. */
+static int
+lac_flush(const struct ctx *c, struct worker *w, struct tok_buf *out)
+{
+    if (w->n_pending == 0)
+        return 0;
+    if (tok_lac_batch_run(w->lac, NULL) < 0)
+        return -1;
+    for (size_t k = 0; k < w->n_pending; k++) {
+        const struct marks_pending *p = &w->pending[k];
+        const char *text = tok_lac_batch_text(w->lac, p->index, NULL);
+        struct tok_lac_words *lw = &w->lac_words;
+
+        tok_lac_words_clear(lw);
+        wwm_clear(w->wwm);
+        /* The batch's texts have 16 NUL bytes after them: WWM_SLACK. */
+        if (tok_lac_batch_words(w->lac, p->index, lw, NULL) < 0 ||
+            wwm_add_spans(w->wwm, text, lw->starts, lw->ends, lw->n) < 0 ||
+            wwm_mark(
+                w->wwm, c->marks, (tok_id *)(void *)(out->data + p->ids_at),
+                (const uint32_t *)(const void *)(w->chars.data + p->chars_at),
+                p->n) < 0)
+            return -1;
+    }
+    w->n_pending = 0;
+    tok_buf_clear(&w->chars);
+    tok_lac_batch_clear(w->lac);
+    return 0;
+}
+
 static int
 put_sentence(const struct ctx *c, struct worker *w, const char *s, size_t len,
              struct tok_buf *out, uint32_t *n_sent)
@@ -331,6 +425,8 @@ put_sentence(const struct ctx *c, struct worker *w, const char *s, size_t len,
         tok_buf_append(out, ids, n * sizeof(*ids)) < 0)
         return -1;
     (*n_sent)++;
+    if (c->lac != NULL && lac_queue(c, w, s, len, n, out) < 0)
+        return -1;
     return 0;
 }
 
@@ -406,8 +502,8 @@ put_document(const struct ctx *c, struct worker *w, const char *text,
 }
 
 static void
-process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
-              uint64_t first_line, struct cli_chunk_result *r)
+process_records(void *arg, unsigned worker, const char *lines, size_t len,
+                uint64_t first_line, struct cli_chunk_result *r)
 {
     const struct ctx *c = arg;
     struct worker *w = &c->workers[worker];
@@ -471,6 +567,25 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
     return;
 nomem:
     cli_chunk_error(r, line, "out of memory");
+}
+
+/* The chunk's records, then (LAC) the marks of the sentences queued: also
+ * those before a record that stopped the run, whose records are written. */
+static void
+process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
+              uint64_t first_line, struct cli_chunk_result *r)
+{
+    const struct ctx *c = arg;
+    struct worker *w = &c->workers[worker];
+
+    process_records(arg, worker, lines, len, first_line, r);
+    if (c->lac != NULL && lac_flush(c, w, &r->out) < 0) {
+        w->n_pending = 0;
+        tok_buf_clear(&w->chars);
+        tok_lac_batch_clear(w->lac);
+        if (r->status == 0)
+            cli_chunk_error(r, first_line, "out of memory");
+    }
 }
 
 /* The main thread: hand the records of one chunk, in order, to libdata. */
@@ -643,7 +758,8 @@ in_dir(const char *path, const char *name)
 /* What the options make of the ids, into a fresh record m; the vocab's
  * checksums, size and case follow when it is loaded. */
 static void
-record_options(struct ds_meta *m, const struct ctx *c, const char *vocab,
+record_options(struct ds_meta *m, const struct ctx *c,
+               const struct cli_segmenter *seg, const char *vocab,
                bool append_eos)
 {
     static const char *const names[] = { "ernie", "bert", "gpt2-bpe" };
@@ -661,7 +777,7 @@ record_options(struct ds_meta *m, const struct ctx *c, const char *vocab,
                  c->splitter == SPLIT_NEWLINE ? "lines" : "icu");
     if (c->wwm) {
         snprintf(m->segmenter, sizeof(m->segmenter), "%s",
-                 c->cn_splited ? "presegmented" : "jieba");
+                 c->cn_splited ? "presegmented" : cli_segmenter_name(seg));
         m->max_word_length = (int64_t)c->max_word_len;
     }
     m->max_repeated_len = c->max_repeat < 0 ? INT64_MAX : c->max_repeat;
@@ -676,7 +792,10 @@ enum {
     OPT_MAX_WORD_LENGTH,
     OPT_MAX_REPEATED_LEN,
     OPT_LOG_INTERVAL,
-    OPT_KEEP_WHITESPACE
+    OPT_KEEP_WHITESPACE,
+    OPT_ENGINE,
+    OPT_LAC_MODE,
+    OPT_CN_SEG_FUNC
 };
 
 int
@@ -695,7 +814,11 @@ main(int argc, char **argv)
         { "cn-splited", no_argument, NULL, OPT_CN_SPLITED },
         { "cn-split-dimer", required_argument, NULL, OPT_CN_SPLIT_DIMER },
         { "max-word-length", required_argument, NULL, OPT_MAX_WORD_LENGTH },
+        { "model", required_argument, NULL, 'm' },
         { "jieba-model", required_argument, NULL, 'm' },
+        { "cn-seg-func", required_argument, NULL, OPT_CN_SEG_FUNC },
+        { "engine", required_argument, NULL, OPT_ENGINE },
+        { "lac-mode", required_argument, NULL, OPT_LAC_MODE },
         { "user-dict", required_argument, NULL, 'U' },
         { "max-repeated-len", required_argument, NULL, OPT_MAX_REPEATED_LEN },
         { "append-eos", no_argument, NULL, 'e' },
@@ -720,6 +843,10 @@ main(int argc, char **argv)
     struct tok_tokenizer *tok = NULL;
     struct tok_bpe *bpe = NULL;
     struct tok_jieba *jieba = NULL;
+    struct tok_lac *lac = NULL;
+    struct cli_segmenter seg = { false, TOK_LAC_SEG };
+    int engine_given = -1;
+    bool mode_given = false;
     struct tok_err e;
     struct ds_err de;
     struct ds_meta meta;
@@ -836,9 +963,48 @@ main(int argc, char **argv)
         case OPT_KEEP_WHITESPACE:
             c.keep_space = true;
             break;
+        case OPT_ENGINE: {
+            static const char *const engines[] = { "jieba", "lac", NULL };
+            int k = cli_parse_choice(optarg, "engine", engines);
+
+            if (k < 0)
+                usage();
+            engine_given = k;
+            seg.lac = k == 1;
+            break;
+        }
+        case OPT_LAC_MODE: {
+            static const char *const modes[] = { "seg", "lac", NULL };
+            int k = cli_parse_choice(optarg, "LAC mode", modes);
+
+            if (k < 0)
+                usage();
+            seg.lac_mode = k == 0 ? TOK_LAC_SEG : TOK_LAC_LAC;
+            mode_given = true;
+            break;
+        }
+        case OPT_CN_SEG_FUNC:
+            if (cli_parse_seg_func(optarg, &seg) < 0)
+                usage();
+            engine_given = seg.lac;
+            mode_given = seg.lac;
+            break;
         default:
             usage();
         }
+    }
+    if (mode_given) {
+        if (engine_given == 0) {
+            warnx("--lac-mode is LAC's: not with --engine jieba");
+            usage();
+        }
+        seg.lac = true;
+    }
+    if (seg.lac && (!c.wwm || c.cn_splited)) {
+        warnx("LAC (--cn-seg-func lac or seg) segments for -W "
+              "(--cn-whole-word-segment)%s",
+              c.cn_splited ? ", not --cn-splited text" : "");
+        usage();
     }
     argc -= optind;
     argv += optind;
@@ -879,7 +1045,7 @@ main(int argc, char **argv)
         usage();
     }
     c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
-    record_options(&meta, &c, vocab_path, append_eos);
+    record_options(&meta, &c, &seg, vocab_path, append_eos);
 
     /* The inputs first: a mistake there fails before the models load. */
     if (cli_files_expand(&files, argc, argv, not_corpus, "JSONL ", quiet) !=
@@ -969,7 +1135,9 @@ main(int argc, char **argv)
                   n_ext_ids);
     }
 
-    if (c.wwm && !c.cn_splited)
+    if (c.wwm && !c.cn_splited && seg.lac)
+        c.lac = lac = cli_lac_open(model, user_dict, seg.lac_mode);
+    else if (c.wwm && !c.cn_splited)
         c.jieba = jieba =
             cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
     c.bpe = bpe;
@@ -995,6 +1163,11 @@ main(int argc, char **argv)
          * words a separator of any bytes splits, is checked again. */
         w->enc.valid_utf8 = !c.cn_splited;
         tok_words_init(&w->words);
+        tok_buf_init(&w->chars);
+        tok_lac_words_init(&w->lac_words);
+        if (lac != NULL &&
+            tok_lac_batch_new(&w->lac, lac, seg.lac_mode, &e) < 0)
+            errx(1, "%s", e.msg);
         if (c.splitter == SPLIT_ICU)
             w->sentences = cli_sentences_new();
     }
@@ -1081,6 +1254,10 @@ main(int argc, char **argv)
         tok_buf_release(&w->collapsed);
         tok_encoding_release(&w->enc);
         tok_words_release(&w->words);
+        tok_buf_release(&w->chars);
+        tok_lac_words_release(&w->lac_words);
+        tok_lac_batch_free(w->lac);
+        free(w->pending);
         wwm_free(w->wwm);
         cli_sentences_free(w->sentences);
     }
@@ -1088,6 +1265,7 @@ main(int argc, char **argv)
     free(c.workers);
     wwm_vocab_free(marks);
     tok_jieba_close(jieba);
+    tok_lac_close(lac);
     tok_tokenizer_free(tok);
     tok_vocab_free(vocab);
     tok_bpe_free(bpe);

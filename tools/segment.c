@@ -4,7 +4,9 @@
  * words_segmentation.py does with jieba: documents in (text lines, blank-
  * line blocks, JSONL or WuDao JSON arrays), one sentence a line out with
  * words joined by one space and a blank line after each document.  A thin
- * layer over libtok's jieba engine and the shared pipeline; see segment(1).
+ * layer over libtok's jieba and LAC engines and the shared pipeline; see
+ * segment(1).  LAC's sentences are queued as a chunk is read and run as one
+ * batch at its end (tok_lac_batch_run), their words then put in place.
  */
 #include <err.h>
 #include <getopt.h>
@@ -24,11 +26,27 @@
  * thread. */
 #define CHUNK_SIZE (1u << 17)
 
+/* LAC: a chunk's sentences run as one batch, or more when a document
+ * holds more text than this. */
+#define LAC_BATCH_BYTES (1u << 20)
+
 enum in_format { IN_TEXT, IN_JSONL, IN_WUDAO };
 enum rule { RULE_PADDLE, RULE_ICU, RULE_NONE };
 
+/* A sentence queued for LAC: its text in the batch, where its words go
+ * in the chunk's output, and whether whitespace words are left out. */
+struct pending {
+    size_t index, at;
+    bool skip_space;
+};
+
 struct worker {
     struct tok_words words;
+    struct tok_lac_batch *lac; /* --engine lac */
+    struct pending *pending;
+    size_t n_pending, cap_pending;
+    struct tok_lac_words lac_words;
+    struct tok_buf merged;    /* the output with the words put in */
     struct tok_buf doc, text; /* scratch of the sentence rules */
     struct tok_buf field;     /* the text of a JSON record */
     struct json_tokener *jt;
@@ -37,6 +55,8 @@ struct worker {
 
 struct ctx {
     const struct tok_jieba *jieba;
+    const struct tok_lac *lac;
+    bool tags; /* --tags */
     enum in_format format;
     bool blank_docs, words_only, skip_bad, hmm;
     enum rule rule;
@@ -51,7 +71,8 @@ usage(void)
     fprintf(stderr,
             "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
             "[-k key]\n"
-            "               [-m model] [-o output] [-r rule] [-U userdict] "
+            "               [-m model] [-o output] [-r rule] [-U userdict]\n"
+            "               [--engine jieba|lac] [--lac-mode seg|lac] [--tags] "
             "[file ...]\n");
     exit(EXIT_USAGE);
 }
@@ -62,13 +83,15 @@ help(void)
     printf(
         "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
         "[-k key]\n"
-        "               [-m model] [-o output] [-r rule] [-U userdict] "
+        "               [-m model] [-o output] [-r rule] [-U userdict]\n"
+        "               [--engine jieba|lac] [--lac-mode seg|lac] [--tags] "
         "[file ...]\n"
         "\n"
         "Split documents into sentences and words exactly as jieba 0.42.1 "
-        "and\nPaddleNLP's words_segmentation.py do: one sentence a line, "
-        "words joined by\none space, a blank line after each document.  "
-        "Files may be zstd-compressed;\nno file or '-' reads stdin.\n"
+        "(or Baidu\nLAC 2.1.2) and PaddleNLP's words_segmentation.py do: one "
+        "sentence a line,\nwords joined by one space, a blank line after each "
+        "document.  Files may be\nzstd-compressed; no file or '-' reads "
+        "stdin.\n"
         "\n"
         "  -f, --format FMT       text (default), jsonl, wudao (a JSON array "
         "of objects)\n"
@@ -82,13 +105,24 @@ help(void)
         "                         (newlines only)\n"
         "  -w, --words-only       one document a line, words only, no "
         "sentence split\n"
+        "      --engine E         jieba (default) or lac (Baidu LAC 2.1.2)\n"
+        "      --lac-mode M       LAC's network: seg (default: words) or lac "
+        "(words and\n"
+        "                         tags); implies --engine lac\n"
+        "      --cn-seg-func F    the seed's name: jieba, lac (--engine lac "
+        "--lac-mode\n"
+        "                         lac) or seg (--engine lac --lac-mode seg)\n"
+        "      --tags             LAC's lac network: print word/TAG\n"
         "  -H, --no-hmm           jieba.cut(HMM=False)\n"
-        "  -U, --user-dict FILE   add a jieba user dictionary (word [freq] "
-        "[tag])\n"
-        "  -m, --model FILE       the compiled jieba model (default: "
-        "$SEGMENT_MODEL, else\n"
-        "                         beside the program, else the one "
-        "installed with it)\n"
+        "  -U, --user-dict FILE   add a user dictionary: jieba's (word [freq] "
+        "[tag]), or\n"
+        "                         LAC's (pieces of a phrase, each text or "
+        "text/TAG)\n"
+        "  -m, --model FILE       the compiled model (default: $SEGMENT_MODEL "
+        "or\n"
+        "                         $LAC_MODEL, else jieba.model or lac.model "
+        "beside the\n"
+        "                         program, else the one installed with it)\n"
         "  -s, --skip-bad         skip (and count) bad records instead of "
         "failing\n"
         "  -j, --threads N        worker threads (default: online CPUs)\n"
@@ -139,12 +173,121 @@ copy_word(char *d, size_t at, const char *text, size_t len, size_t a, size_t b)
     return at + (b - a);
 }
 
+static int lac_flush(const struct ctx *c, struct worker *w,
+                     struct tok_buf *out);
+
+/* LAC: queue the sentence; its words go in at the current end of out
+ * when the batch runs (lac_flush). */
+static int
+lac_queue(const struct ctx *c, struct worker *w, const char *text, size_t len,
+          bool skip_space, struct tok_buf *out)
+{
+    int64_t index;
+
+    if (w->n_pending == w->cap_pending) {
+        size_t cap = w->cap_pending ? 2 * w->cap_pending : 256;
+        struct pending *p = realloc(w->pending, cap * sizeof(*p));
+
+        if (p == NULL)
+            return -1;
+        w->pending = p;
+        w->cap_pending = cap;
+    }
+    /* Records are validated once, when read. */
+    if ((index = tok_lac_batch_add(w->lac, text, len, 1, NULL)) < 0)
+        return -1;
+    w->pending[w->n_pending].index = (size_t)index;
+    w->pending[w->n_pending].at = out->len;
+    w->pending[w->n_pending].skip_space = skip_space;
+    w->n_pending++;
+    if (tok_lac_batch_bytes(w->lac) >= LAC_BATCH_BYTES)
+        return lac_flush(c, w, out);
+    return 0;
+}
+
+/* Whether the word s[0..len) is all white space (Python's isspace()). */
+static bool
+all_space(const char *s, size_t len)
+{
+    return cli_is_blank_line(s, len);
+}
+
+/* Append the words of the batch's text i to out, joined by one space
+ * (word/TAG with --tags), then a newline. */
+static int
+lac_render(const struct ctx *c, struct worker *w, const struct pending *p,
+           struct tok_buf *out)
+{
+    struct tok_lac_words *lw = &w->lac_words;
+    const char *s = tok_lac_batch_text(w->lac, p->index, NULL);
+    bool first = true;
+
+    tok_lac_words_clear(lw);
+    if (tok_lac_batch_words(w->lac, p->index, lw, NULL) < 0)
+        return -1;
+    for (size_t k = 0; k < lw->n; k++) {
+        const char *word = s + lw->starts[k];
+        size_t n = lw->ends[k] - lw->starts[k];
+
+        if (p->skip_space && all_space(word, n))
+            continue;
+        if ((!first && tok_buf_append(out, " ", 1) < 0) ||
+            tok_buf_append(out, word, n) < 0)
+            return -1;
+        first = false;
+        if (c->tags) {
+            size_t tl;
+            const char *t = tok_lac_tag_name(c->lac, lw->tags[k], &tl);
+
+            if (tok_buf_append(out, "/", 1) < 0 ||
+                tok_buf_append(out, t, tl) < 0)
+                return -1;
+        }
+    }
+    return tok_buf_append(out, "\n", 1);
+}
+
+/* Run the queued sentences and put their lines into out where they were
+ * queued: out from the first one's place on is rebuilt in the scratch
+ * buffer, then put back. */
+static int
+lac_flush(const struct ctx *c, struct worker *w, struct tok_buf *out)
+{
+    struct tok_buf *m = &w->merged;
+    size_t first, from;
+
+    if (w->n_pending == 0)
+        return 0;
+    if (tok_lac_batch_run(w->lac, NULL) < 0)
+        return -1;
+    tok_buf_clear(m);
+    first = from = w->pending[0].at;
+    for (size_t k = 0; k < w->n_pending; k++) {
+        const struct pending *p = &w->pending[k];
+
+        if (tok_buf_append(m, out->data + from, p->at - from) < 0 ||
+            lac_render(c, w, p, m) < 0)
+            return -1;
+        from = p->at;
+    }
+    if (tok_buf_append(m, out->data + from, out->len - from) < 0)
+        return -1;
+    out->len = first;
+    if (tok_buf_append(out, m->data, m->len) < 0)
+        return -1;
+    w->n_pending = 0;
+    tok_lac_batch_clear(w->lac);
+    return 0;
+}
+
 static int
 put_words(const struct ctx *c, struct worker *w, const char *text, size_t len,
           bool skip_space, struct tok_buf *out)
 {
     bool first = true;
 
+    if (c->lac != NULL)
+        return lac_queue(c, w, text, len, skip_space, out);
     tok_words_clear(&w->words);
     /* Records are validated once, when read. */
     if (tok_jieba_cut(c->jieba, text, len,
@@ -409,8 +552,8 @@ doc_done(struct cli_chunk_result *r, uint64_t line, int rc, size_t len)
 }
 
 static void
-process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
-              uint64_t first_line, struct cli_chunk_result *r)
+process_records(void *arg, unsigned worker, const char *lines, size_t len,
+                uint64_t first_line, struct cli_chunk_result *r)
 {
     const struct ctx *c = arg;
     struct worker *w = &c->workers[worker];
@@ -510,7 +653,27 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
     }
 }
 
+/* The chunk's records, then (LAC) the words of the sentences queued: also
+ * those before a record that stopped the run, whose output is written. */
+static void
+process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
+              uint64_t first_line, struct cli_chunk_result *r)
+{
+    const struct ctx *c = arg;
+    struct worker *w = &c->workers[worker];
+
+    process_records(arg, worker, lines, len, first_line, r);
+    if (c->lac != NULL && lac_flush(c, w, &r->out) < 0) {
+        w->n_pending = 0;
+        tok_lac_batch_clear(w->lac);
+        if (r->status == 0)
+            cli_chunk_error(r, first_line, "out of memory");
+    }
+}
+
 /* ------------------------------------------------------------------------ */
+
+enum { OPT_ENGINE = 256, OPT_LAC_MODE, OPT_CN_SEG_FUNC, OPT_TAGS };
 
 int
 main(int argc, char **argv)
@@ -531,10 +694,18 @@ main(int argc, char **argv)
         { "user-dict", required_argument, NULL, 'U' },
         { "version", no_argument, NULL, 'V' },
         { "words-only", no_argument, NULL, 'w' },
+        { "engine", required_argument, NULL, OPT_ENGINE },
+        { "lac-mode", required_argument, NULL, OPT_LAC_MODE },
+        { "cn-seg-func", required_argument, NULL, OPT_CN_SEG_FUNC },
+        { "tags", no_argument, NULL, OPT_TAGS },
         { NULL, 0, NULL, 0 }
     };
     struct ctx c;
     struct tok_jieba *jieba = NULL;
+    struct tok_lac *lac = NULL;
+    struct cli_segmenter seg = { false, TOK_LAC_SEG };
+    int engine_given = -1; /* --engine: 0 jieba, 1 lac */
+    bool mode_given = false;
     struct cli_output out;
     struct cli_run run;
     const char *model = NULL, *out_path = NULL, *user_dict = NULL;
@@ -621,17 +792,65 @@ main(int argc, char **argv)
         case 'w':
             c.words_only = true;
             break;
+        case OPT_ENGINE: {
+            static const char *const engines[] = { "jieba", "lac", NULL };
+            int k = cli_parse_choice(optarg, "engine", engines);
+
+            if (k < 0)
+                usage();
+            engine_given = k;
+            seg.lac = k == 1;
+            break;
+        }
+        case OPT_LAC_MODE: {
+            static const char *const modes[] = { "seg", "lac", NULL };
+            int k = cli_parse_choice(optarg, "LAC mode", modes);
+
+            if (k < 0)
+                usage();
+            seg.lac_mode = k == 0 ? TOK_LAC_SEG : TOK_LAC_LAC;
+            mode_given = true;
+            break;
+        }
+        case OPT_CN_SEG_FUNC:
+            if (cli_parse_seg_func(optarg, &seg) < 0)
+                usage();
+            engine_given = seg.lac;
+            mode_given = seg.lac;
+            break;
+        case OPT_TAGS:
+            c.tags = true;
+            break;
         default:
             usage();
         }
     }
     argc -= optind;
     argv += optind;
+    if (mode_given) {
+        if (engine_given == 0) {
+            warnx("--lac-mode is LAC's: not with --engine jieba");
+            usage();
+        }
+        seg.lac = true;
+    }
+    if (seg.lac && !c.hmm) {
+        warnx("-H (--no-hmm) is jieba's: LAC has no HMM");
+        usage();
+    }
+    if (c.tags && !(seg.lac && seg.lac_mode == TOK_LAC_LAC)) {
+        warnx("--tags needs LAC's lac network (--lac-mode lac): the others "
+              "give words only");
+        usage();
+    }
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
     c.jsonl_check = c.format == IN_TEXT && !format_given;
-    jieba = cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
-    c.jieba = jieba;
+    if (seg.lac)
+        c.lac = lac = cli_lac_open(model, user_dict, seg.lac_mode);
+    else
+        c.jieba = jieba =
+            cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
     c.workers = calloc(n_threads, sizeof(*c.workers));
     if (c.workers == NULL)
         err(1, NULL);
@@ -639,6 +858,14 @@ main(int argc, char **argv)
         struct worker *w = &c.workers[i];
 
         tok_words_init(&w->words);
+        tok_lac_words_init(&w->lac_words);
+        tok_buf_init(&w->merged);
+        if (lac != NULL) {
+            struct tok_err e;
+
+            if (tok_lac_batch_new(&w->lac, lac, seg.lac_mode, &e) < 0)
+                errx(1, "%s", e.msg);
+        }
         tok_buf_init(&w->doc);
         tok_buf_init(&w->text);
         tok_buf_init(&w->field);
@@ -666,6 +893,10 @@ main(int argc, char **argv)
         struct worker *w = &c.workers[i];
 
         tok_words_release(&w->words);
+        tok_lac_words_release(&w->lac_words);
+        tok_buf_release(&w->merged);
+        tok_lac_batch_free(w->lac);
+        free(w->pending);
         tok_buf_release(&w->doc);
         tok_buf_release(&w->text);
         tok_buf_release(&w->field);
@@ -674,5 +905,6 @@ main(int argc, char **argv)
     }
     free(c.workers);
     tok_jieba_close(jieba);
+    tok_lac_close(lac);
     return cli_exit_status(rval);
 }
