@@ -60,7 +60,9 @@ enum ops_act {
 };
 
 /* Tensor offsets and shard bounds in the flat buffers are multiples of
- * OPS_ALIGN elements (vectorised kernels, 16-byte loads of bf16), and a
+ * OPS_ALIGN elements (vectorised kernels, 16-byte loads of bf16; but a
+ * tensor that continues another, as ERNIE's key after its query in one
+ * fused linear, follows it directly), and a
  * vocabulary is padded to a multiple of OPS_VOCAB_ALIGN rows in each
  * rank's local shape (Megatron's rule; the pad rows are never saved, and
  * their logits are ignored). */

@@ -381,7 +381,8 @@ test_sigint_during_save(void)
         c.max_position = 16;
         memset(&s, 0, sizeof(s));
         if (interrupt_install() < 0 ||
-            model_create(&m, &c, ops_cpu(1), 2, 8, 0, e, sizeof(e)) < 0 ||
+            model_create(&m, &c, ops_cpu(1, OPS_F32), 2, 8, 0, e, sizeof(e)) <
+                0 ||
             model_init_params(m, 1) < 0 ||
             optim_create(&o, model_ops(m), model_table(m)) < 0)
             _exit(2);

@@ -267,7 +267,10 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
-    o->ops->download(host, o->v, pt->total * sizeof(float));
+    if (o->ops->download(host, o->v, pt->total * sizeof(float)) < 0) {
+        tr_fail(err, errlen, "cannot write '%s': %s", path, o->ops->error());
+        goto out;
+    }
     for (size_t i = 0; i < pt->n; i++) {
         const struct param_tensor *p = &pt->t[i];
         struct st_tensor *t = &extra[i];
@@ -277,10 +280,11 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         t->name = names + i * stride;
         t->dtype = ST_F32;
         t->ndim = p->ndim;
-        t->shape[0] = p->shape[0];
+        t->shape[0] = params_rows_saved(p); /* no vocabulary pad rows */
         t->shape[1] = p->shape[1];
         t->data = src;
-        t->nbytes = p->numel * sizeof(float);
+        t->nbytes = (size_t)t->shape[0] *
+                    (size_t)(p->ndim == 2 ? p->shape[1] : 1) * sizeof(float);
         if (p->hf_transposed) {
             float *dst = trans + p->offset;
             int64_t rows = p->shape[0], cols = p->shape[1];

@@ -16,6 +16,7 @@
 #include "ckpt/weights.h"
 #include "ckpt/whole.h"
 #include "comm.h"
+#include "step/step.h"
 #include "trainer.h"
 #include "zero/zero.h"
 
@@ -25,6 +26,21 @@ static int
 split_model(const struct run *r)
 {
     return r->tp > 1 || r->pp > 1;
+}
+
+/* After a resume: the compute copy of the weights read, and the step's
+ * scalars in backend memory from the checkpoint's (AdamW's step count). */
+static void
+resumed_state(struct run *r)
+{
+    struct ops_step st;
+
+    model_params_changed(r->m, 0, model_table(r->m)->total);
+    memset(&st, 0, sizeof(st));
+    st.t = (int32_t)r->opt.t;
+    st.loss_scale = 1.0f;
+    st.bad_step = -1;
+    optim_state_set(&r->opt, &st);
 }
 
 void
@@ -62,6 +78,7 @@ load_or_init(struct run *r)
             zero_take_moments(r, &full);
             optim_release(&full);
         }
+        resumed_state(r);
         if (r->st.global_batch_size != r->gbs)
             fatal("%s was written with global_batch_size %lld; this run has "
                   "%d",
@@ -106,6 +123,7 @@ load_or_init(struct run *r)
                 fatal("--continue_training: %s", err);
             whole_release(&w);
         }
+        model_params_changed(r->m, 0, model_table(r->m)->total);
         log_info("weights from %s%s", path,
                  unused ? " (some of its tensors are not in this model)" : "");
         free(path);
@@ -128,6 +146,9 @@ save(struct run *r, const char *name, int keep_backup)
      * group (every other replica holds the same). */
     int writer = r->replica == 0;
 
+    /* Done with the steps so far (a NaN among them stops the run before it
+     * is saved); AdamW's step count for the checkpoint. */
+    step_read(r, r->st.global_step);
     /* Checkpoints hold every moment (global coordinates), so a sharded
      * run gathers them first; all ranks take part. */
     if (r->sh > 1) {

@@ -46,11 +46,12 @@ report_start(const struct run *r)
         log_info("note: %.*s", (int)(nl ? nl - n : (long)strlen(n)), n);
         n = nl ? nl + 1 : n + strlen(n);
     }
-    log_info("model: %s, %zu parameters, %.1f MB of activations; "
-             "accumulate %d micro-batches; device cpu (%s)",
+    log_info("model: %s, %zu parameters (%zu with their pads), %.1f MB of "
+             "activations; accumulate %d micro-batches; device cpu (%s)",
              r->cfg.type == MODEL_GPT ? "gpt" : "ernie",
-             model_table(r->m)->total, model_activation_bytes(r->m) / 1e6,
-             r->accumulate, model_ops(r->m)->name);
+             params_count(model_table(r->m)), model_table(r->m)->total,
+             model_activation_bytes(r->m) / 1e6, r->accumulate,
+             model_ops(r->m)->name);
     log_peak(r);
     log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
              "x data parallel %d x pipeline %d, this rank's data slice %d",
@@ -178,17 +179,27 @@ open_records(struct run *r)
 /* The log line of the steps                                                 */
 
 /* Sum losses x[0..n) over every replica (the data-parallel and sharding
- * ranks) and the pipeline stages (only the last has them). */
+ * ranks) and the pipeline stages (only the last has them): through the
+ * backend's scalars buffer, where the collectives' buffers live. */
 void
 replicas_sum(struct run *r, double *x, size_t n, int64_t step)
 {
+    double *d = r->scalars;
+
+    if (r->replicas == 1 && r->pp == 1)
+        return;
+    if (n > RUN_SCALARS)
+        fatal("replicas_sum: %zu values, room for %d", n, RUN_SCALARS);
+    r->ops->upload(d, x, n * sizeof(double));
     if ((r->dp > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_DP) < 0) ||
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_DP) < 0) ||
         (r->sh > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0) ||
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_SHARDING) < 0) ||
         (r->pp > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_PP) < 0))
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_PP) < 0))
         fatal("global step %lld: %s", (long long)step, r->comm->error);
+    if (r->ops->download(x, d, n * sizeof(double)) < 0)
+        fatal("global step %lld: %s", (long long)step, r->ops->error());
 }
 
 void

@@ -20,6 +20,7 @@
 #include "log/events.h"
 #include "log/peak.h"
 #include "ops.h"
+#include "step/step.h"
 #include "tok.h"
 #include "trainer.h"
 #include "zero/zero.h"
@@ -172,6 +173,25 @@ tokenizer_files(struct run *r)
         c->eos_token_id = -1;
 }
 
+/* A step's scalars in backend memory (run.h): the collectives' buffer,
+ * the norm's NaN check, the losses of a logging interval (read early past
+ * 4096 micro-batches). */
+static void
+step_scalars(struct run *r)
+{
+    struct ops_step nc;
+    size_t n = (size_t)r->a.logging_freq * (size_t)r->accumulate;
+
+    r->scalars = r->ops->alloc(RUN_SCALARS * sizeof(double), "scalars");
+    r->norm_check = r->ops->alloc(sizeof(*r->norm_check), "scalars");
+    if (r->scalars == NULL || r->norm_check == NULL)
+        fatal("%s", r->ops->error());
+    memset(&nc, 0, sizeof(nc));
+    nc.bad_step = -1;
+    r->ops->upload(r->norm_check, &nc, sizeof(nc));
+    loss_sums_init(r, &r->train_losses, n < 4096 ? n : 4096);
+}
+
 void
 setup(struct run *r)
 {
@@ -241,7 +261,7 @@ setup(struct run *r)
     /* The other paths, before a byte of the model is built. */
     check_paths(r);
 
-    op = ops_cpu(a->threads);
+    op = r->ops = ops_cpu(a->threads, OPS_F32);
     {
         struct model_par par = {
             { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
@@ -286,6 +306,7 @@ setup(struct run *r)
             }
     }
     zero_setup(r);
+    step_scalars(r);
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
                  : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
                  : r->cfg.type == MODEL_GPT                 ? LR_COSINE
@@ -321,6 +342,11 @@ run_release(struct run *r)
     optim_release(&r->opt);
     if (r->gacc)
         model_ops(r->m)->release(r->gacc);
+    loss_sums_release(r, &r->train_losses);
+    if (r->ops) {
+        r->ops->release(r->scalars);
+        r->ops->release(r->norm_check);
+    }
     model_free(r->m);
     ds_corpus_close(r->corpus);
     free(r->args_json);
