@@ -92,6 +92,7 @@ struct run {
     struct ds_corpus *corpus;
     struct model *m;
     const struct ops *ops; /* the compute backend (ops_open()) */
+    char device_why[512];  /* why that one (ops_open()'s message) */
     struct comm *comm;
     struct optimizer opt;
     /* A step's scalars in backend memory: scalars (the collectives on a

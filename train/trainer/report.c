@@ -46,12 +46,13 @@ report_start(const struct run *r)
         log_info("note: %.*s", (int)(nl ? nl - n : (long)strlen(n)), n);
         n = nl ? nl + 1 : n + strlen(n);
     }
+    log_info("device: %s, compute dtype %s (%s)", r->ops->name,
+             ops_dtype_name(r->ops->dtype), r->device_why);
     log_info("model: %s, %zu parameters (%zu with their pads), %.1f MB of "
-             "activations; accumulate %d micro-batches; device cpu (%s)",
+             "activations; accumulate %d micro-batches",
              r->cfg.type == MODEL_GPT ? "gpt" : "ernie",
              params_count(model_table(r->m)), model_table(r->m)->total,
-             model_activation_bytes(r->m) / 1e6, r->accumulate,
-             model_ops(r->m)->name);
+             model_activation_bytes(r->m) / 1e6, r->accumulate);
     log_peak(r);
     log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
              "x data parallel %d x pipeline %d, this rank's data slice %d",

@@ -173,6 +173,41 @@ tokenizer_files(struct run *r)
         c->eos_token_id = -1;
 }
 
+/* The compute backend, chosen by ops_open() from --device, in the compute
+ * dtype, on this rank's GPU (its local rank); before anything is built,
+ * so that a --device cuda without CUDA or a GPU is said at once.  A GPU
+ * backend hands its device and queue to the communicator (NCCL). */
+static void
+open_backend(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct ops_request rq;
+
+    rq.device = a->device;
+    rq.dtype = OPS_F32;
+    rq.local_rank = r->comm->local_rank;
+    rq.threads = a->threads;
+    rq.deterministic = 1;
+    rq.tf32 = 0;
+    r->ops = ops_open(&rq, r->device_why, sizeof(r->device_why));
+    if (r->ops == NULL)
+        fatal("%s", r->device_why);
+    if (r->ops->device >= 0 && g_world > 1) {
+#ifdef TRAIN_HAVE_NCCL
+        char err[512];
+
+        r->comm = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
+                            a->comm_timeout, err, sizeof(err));
+        if (r->comm == NULL)
+            fatal("%s", err);
+#else
+        fatal("--device %s: %d ranks on GPUs need NCCL, which this build has "
+              "not (make config shows why)",
+              a->device, g_world);
+#endif
+    }
+}
+
 /* A step's scalars in backend memory (run.h): the collectives' buffer,
  * the norm's NaN check, the losses of a logging interval (read early past
  * 4096 micro-batches). */
@@ -232,8 +267,7 @@ setup(struct run *r)
                     "micro_batch_size %d x dp %d x sharding %d",
                     r->gbs, a->micro_batch_size, r->dp, r->sh);
     r->accumulate = r->gbs / (a->micro_batch_size * r->replicas);
-    if (strcmp(a->device, "cuda") == 0)
-        fatal("--device cuda: this build has no CUDA backend yet");
+    open_backend(r);
     if (events_parse_targets(a->report_to, &r->event_targets, err,
                              sizeof(err)) < 0)
         usage_error("%s", err);
@@ -261,7 +295,7 @@ setup(struct run *r)
     /* The other paths, before a byte of the model is built. */
     check_paths(r);
 
-    op = r->ops = ops_cpu(a->threads, OPS_F32);
+    op = r->ops;
     {
         struct model_par par = {
             { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
