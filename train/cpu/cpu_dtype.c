@@ -127,7 +127,8 @@ cpu_cast(void *dst, enum ops_dtype dst_type, const void *src,
             memmove(dst, src, n * ops_dtype_size(dst_type));
         return;
     }
-#pragma omp parallel for schedule(static)
+    /* (Threads only where they pay: the emulated ops cast rows too.) */
+#pragma omp parallel for schedule(static) if (n >= 65536)
     for (size_t i = 0; i < n; i++) {
         float f = load(src, src_type, i);
 

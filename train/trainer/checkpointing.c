@@ -29,17 +29,25 @@ split_model(const struct run *r)
 }
 
 /* After a resume: the compute copy of the weights read, and the step's
- * scalars in backend memory from the checkpoint's (AdamW's step count). */
+ * scalars in backend memory from the checkpoint's: AdamW's step count,
+ * the steps skipped, and float16's loss scale where the checkpoint has one
+ * (else --scale_loss's, as set up). */
 static void
 resumed_state(struct run *r)
 {
     struct ops_step st;
+    int64_t t = r->opt.t; /* the checkpoint's (optim_state_get() resets it) */
 
     model_params_changed(r->m, 0, model_table(r->m)->total);
-    memset(&st, 0, sizeof(st));
-    st.t = (int32_t)r->opt.t;
-    st.loss_scale = 1.0f;
-    st.bad_step = -1;
+    if (optim_state_get(&r->opt, &st) < 0)
+        fatal("%s", r->ops->error());
+    st.t = (int32_t)t;
+    st.n_skipped = (int32_t)r->st.skipped_steps;
+    if (r->loss_scale != NULL && r->st.loss_scale > 0) {
+        st.loss_scale = (float)r->st.loss_scale;
+        st.good_steps = (int32_t)r->st.loss_scale_incr_count;
+        st.bad_steps = (int32_t)r->st.loss_scale_decr_count;
+    }
     optim_state_set(&r->opt, &st);
 }
 
@@ -147,8 +155,14 @@ save(struct run *r, const char *name, int keep_backup)
     int writer = r->replica == 0;
 
     /* Done with the steps so far (a NaN among them stops the run before it
-     * is saved); AdamW's step count for the checkpoint. */
+     * is saved); AdamW's step count and the loss scaling for the
+     * checkpoint. */
     step_read(r, r->st.global_step);
+    r->st.optimizer_step = r->opt.t;
+    r->st.skipped_steps = r->last.n_skipped;
+    r->st.loss_scale = r->loss_scale != NULL ? r->last.loss_scale : 0;
+    r->st.loss_scale_incr_count = r->last.good_steps;
+    r->st.loss_scale_decr_count = r->last.bad_steps;
     /* Checkpoints hold every moment (global coordinates), so a sharded
      * run gathers them first; all ranks take part. */
     if (r->sh > 1) {

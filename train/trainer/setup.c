@@ -184,7 +184,9 @@ open_backend(struct run *r)
     struct ops_request rq;
 
     rq.device = a->device;
-    rq.dtype = OPS_F32;
+    rq.dtype = !a->use_amp                            ? OPS_F32
+               : strcmp(a->amp_dtype, "float16") == 0 ? OPS_F16
+                                                      : OPS_BF16;
     rq.local_rank = r->comm->local_rank;
     rq.threads = a->threads;
     rq.deterministic = 1;
@@ -225,6 +227,24 @@ step_scalars(struct run *r)
     nc.bad_step = -1;
     r->ops->upload(r->norm_check, &nc, sizeof(nc));
     loss_sums_init(r, &r->train_losses, n < 4096 ? n : 4096);
+    /* float16: the loss is scaled (Paddle's GradScaler, as PaddleNLP
+     * builds it from --scale_loss); bfloat16's range needs none. */
+    if (r->ops->dtype == OPS_F16) {
+        const struct train_args *a = &r->a;
+        struct ops_step st;
+
+        r->loss_scale = &r->opt.st->loss_scale;
+        r->scaling.dynamic = a->use_dynamic_loss_scaling;
+        r->scaling.incr_every = a->incr_every_n_steps;
+        r->scaling.incr_ratio = (float)a->incr_ratio;
+        r->scaling.decr_every = a->decr_every_n_nan_or_inf;
+        r->scaling.decr_ratio = (float)a->decr_ratio;
+        r->scaling.min_scale = 1.0f; /* (Paddle's update_loss_scaling op) */
+        if (optim_state_get(&r->opt, &st) < 0)
+            fatal("%s", r->ops->error());
+        st.loss_scale = (float)a->scale_loss;
+        optim_state_set(&r->opt, &st);
+    }
 }
 
 void
