@@ -100,7 +100,7 @@ train_loop(struct run *r)
             /* The one wait for the backend in the interval: its losses,
              * norm and checks. */
             step_read(r, step);
-            loss_sums_read(r, &r->train_losses, &acc, NULL);
+            loss_sums_read(r, &r->train_losses, &acc, NULL, NULL);
             report_step(r, step, lr, sqrt(r->last.sumsq), comm_sent, &acc,
                         logged, now() - t_log);
             logged = 0;

@@ -72,6 +72,7 @@ struct loss_sums {
     struct losses acc; /* what was read early (n reached cap) */
     int64_t n_read;    /* micro-batches read since the last loss_sums_read */
     int64_t bad;       /* the first of them whose loss is not finite, or -1 */
+    double bad_loss;   /* its loss */
 };
 
 /* The vocabulary ERNIE's samples are masked with (vocab_open(),

@@ -52,8 +52,10 @@ fold(struct run *r, struct loss_sums *ls)
 
         model_losses(r->m, ls->shape[i][0], ls->shape[i][1], ls->shape[i][2],
                      ls->host + 2 * i, &L);
-        if (!isfinite(L.loss) && ls->bad < 0)
+        if (!isfinite(L.loss) && ls->bad < 0) {
             ls->bad = ls->n_read;
+            ls->bad_loss = L.loss;
+        }
         ls->acc.loss += L.loss;
         ls->acc.lm_loss += L.lm_loss;
         ls->acc.sop_loss += L.sop_loss;
@@ -76,12 +78,14 @@ loss_sums_next(struct run *r, struct loss_sums *ls, const struct batch *b)
 
 void
 loss_sums_read(struct run *r, struct loss_sums *ls, struct losses *out,
-               int64_t *bad)
+               int64_t *bad, double *bad_loss)
 {
     fold(r, ls);
     *out = ls->acc;
     if (bad)
         *bad = ls->bad;
+    if (bad_loss)
+        *bad_loss = ls->bad < 0 ? 0 : ls->bad_loss;
     memset(&ls->acc, 0, sizeof(ls->acc));
     ls->n_read = 0;
     ls->bad = -1;

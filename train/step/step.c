@@ -84,10 +84,16 @@ step_read(struct run *r, int64_t step)
     if (optim_state_get(&r->opt, &r->last) < 0 ||
         r->ops->download(&nc, r->norm_check, sizeof(nc)) < 0)
         fatal("global step %lld: %s", (long long)step, r->ops->error());
-    if (r->last.bad_step >= 0)
-        fatal("the training loss is not finite at global step %lld; "
-              "stopping (lower --max_lr, set --grad_clip, or check the data)",
-              (long long)r->last.bad_step);
+    if (r->last.bad_step >= 0) {
+        struct losses L;
+        double v = NAN;
+
+        /* (Its value: among the losses not read yet, the run ends.) */
+        loss_sums_read(r, &r->train_losses, &L, NULL, &v);
+        fatal("the training loss is %s at global step %lld; stopping "
+              "(lower --max_lr, set --grad_clip, or check the data)",
+              isinf(v) ? "inf" : "nan", (long long)r->last.bad_step);
+    }
     if (nc.bad_step >= 0)
         fatal("the gradient norm is not finite at global step %lld; "
               "stopping (lower --max_lr, set --grad_clip, or check the data)",

@@ -50,13 +50,14 @@ void micro_steps_1f1b(struct run *r, int64_t step);
  * loss_sums_next: the zeroed sums of micro-batch b.  loss_sums_read:
  * *out = the sum of the micro-batches' losses since the last read (each
  * one's means, model_losses(), added in order); *bad (may be NULL) = the
- * first of them whose loss is not finite, counted from 0, or -1. */
+ * first of them whose loss is not finite, counted from 0, or -1, and
+ * *bad_loss (may be NULL) its loss. */
 void loss_sums_init(struct run *r, struct loss_sums *ls, size_t cap);
 void loss_sums_release(struct run *r, struct loss_sums *ls);
 double *loss_sums_next(struct run *r, struct loss_sums *ls,
                        const struct batch *b);
 void loss_sums_read(struct run *r, struct loss_sums *ls, struct losses *out,
-                    int64_t *bad);
+                    int64_t *bad, double *bad_loss);
 
 /* stage_bytes: the bytes of activations a micro-batch passes between
  * pipeline stages. */

@@ -4,6 +4,7 @@
  * the test split at the end, on every rank as in training (a pipeline
  * passes activations on, with no backward), averaged over the replicas.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "comm.h"
@@ -30,6 +31,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
     char err[1024], eta[32];
     double t0 = now(), t_said = t0, sums[4], dt;
     int64_t bad;
+    double bad_loss;
     int n = 0;
 
     if (announce)
@@ -71,13 +73,14 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
     if (r->ops->sync() < 0)
         fatal("%s step %lld: %s", name, (long long)r->st.global_step,
               r->ops->error());
-    loss_sums_read(r, &ls, &sum, &bad);
+    loss_sums_read(r, &ls, &sum, &bad, &bad_loss);
     loss_sums_release(r, &ls);
     if (bad >= 0)
-        fatal("the %s loss is not finite at global step %lld (micro-batch "
-              "%lld of the evaluation); stopping (lower --max_lr, set "
-              "--grad_clip, or check the data)",
-              name, (long long)r->st.global_step, (long long)bad + 1);
+        fatal("the %s loss is %s at global step %lld (micro-batch %lld of "
+              "the evaluation); stopping (lower --max_lr, set --grad_clip, "
+              "or check the data)",
+              name, isinf(bad_loss) ? "inf" : "nan",
+              (long long)r->st.global_step, (long long)bad + 1);
     sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
     sums[3] = r->pp_rank == r->pp - 1 ? n : 0; /* the last stage counts */
     replicas_sum(r, sums, 4, r->st.global_step);
