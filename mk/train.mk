@@ -22,6 +22,13 @@ TRAIN_PROG_DIRS := data run step trainer zero
 TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
 LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
 	$(wildcard train/*/*.c))
+# The backend's choice (ops_open()), and ops_cuda() where the CUDA backend
+# is not built: a stub that says so (the CUDA backend's rules set
+# HAVE_CUDA_BACKEND=1 when they build train/cuda/).
+LIBTRAIN_SRCS += train/ops_select.c
+ifneq ($(HAVE_CUDA_BACKEND),1)
+LIBTRAIN_SRCS += train/ops_cuda_stub.c
+endif
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 TRAIN_PROG_OBJS := $(TRAIN_PROG_SRCS:train/%.c=$(BUILD)/libtrain/%.o)

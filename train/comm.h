@@ -35,6 +35,10 @@ enum comm_dtype { COMM_F32, COMM_F64, COMM_I64 };
 struct comm {
     const char *name; /* "single" */
     int rank, world;  /* in COMM_WORLD */
+    /* This rank's place among the ranks on its node (its GPU: ops_open()):
+     * the launcher's (comm_local_rank_env()), else MPI's shared-memory
+     * split, else 0. */
+    int local_rank;
     char error[256];
     /* Bytes this rank sent, per group, as the ring algorithms send them
      * (what NCCL's tests call bus bytes): all-reduce 2 (n-1)/n x S,
@@ -137,10 +141,16 @@ struct comm_layout {
 struct comm *comm_mpi(int *argc, char ***argv, const struct comm_layout *l,
                       double timeout, char *err, size_t err_len);
 
-/* comm_nccl: the NCCL backend (GPU buffers), bootstrapped by comm_mpi();
- * in builds with NCCL and MPI only (train/comm_nccl.c, not in libtrain:
- * it needs the CUDA runtime).  Returns NULL with a message in err. */
-struct comm *comm_nccl(int *argc, char ***argv, const struct comm_layout *l,
+/* comm_nccl: the NCCL backend (GPU buffers) over boot, an MPI
+ * communicator (comm_mpi(): the layout and the bootstrap) which it takes
+ * over (its destroy() destroys boot, also on failure).  device: the GPU
+ * the compute backend chose (ops->device; -1: boot's local rank modulo
+ * the GPUs visible); stream: the compute backend's queue (ops->queue()),
+ * so collectives are ordered after the ops queued before them (NULL: a
+ * stream of its own).  In builds with NCCL and MPI only
+ * (train/comm/comm_nccl.c, not in libtrain: it needs the CUDA runtime).
+ * Returns NULL with a message in err. */
+struct comm *comm_nccl(struct comm *boot, int device, void *stream,
                        double timeout, char *err, size_t err_len);
 
 /* comm_layout_split: the groups of world rank `rank` in layout l (all
@@ -154,5 +164,11 @@ void comm_layout_split(const struct comm_layout *l, int rank,
 /* comm_launched_by_mpi: whether this process was started by mpirun, or by
  * srun with PMIx or PMI (their environment variables). */
 int comm_launched_by_mpi(void);
+
+/* comm_local_rank_env: this process's rank on its node as the launcher
+ * gives it (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, MPICH's
+ * MPI_LOCALRANKID, Slurm's SLURM_LOCALID, torchrun's LOCAL_RANK, in that
+ * order), or -1 if none does. */
+int comm_local_rank_env(void);
 
 #endif /* TRAIN_COMM_H */

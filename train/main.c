@@ -15,9 +15,11 @@
  *     trainer/evaluate.c  the valid and test splits
  *     trainer/report.c    start lines, the step line, train_log.jsonl, events
  *     trainer/stop.c      SIGTERM/SIGUSR1 at a step boundary
- *     step/step.c         one step: micro-steps, reduction, norm, AdamW
+ *     step/step.c         one step: micro-steps, reduction, norm, AdamW;
+ *                         the one read of the backend per logging interval
  *     step/micro.c        a micro-step's forward and backward
  *     step/pipeline.c     the 1F1B schedule, stage-to-stage transfers
+ *     step/loss_sums.c    the losses in backend memory until read
  *     zero/zero_grads.c   data parallelism, sharding's ranges, stages 0-2
  *     zero/zero_params.c  sharding's parameters, stage 3's gather and drop
  *     zero/zero_moments.c sharded moments in global coordinates
@@ -33,13 +35,16 @@
  *     cli/interrupt.c     signal handlers
  *     optim/optim.c       learning-rate schedules, clipping, AdamW
  *     log/                event files, train_log.jsonl, FLOPs, the peak
- *     model/              config.json, the tensor table, ERNIE and GPT
+ *     model/              config.json, the tensor table, ERNIE and GPT,
+ *                         the micro-batches' way up (model_batch.c)
  *     ops.h, cpu/, cuda/  the compute interface; its CPU backend (the
- *                         reference); the CUDA backend (cuda/README.md)
+ *                         reference, fp32 and emulated bf16/fp16); the CUDA
+ *                         backend (cuda/README.md); ops_select.c chooses
  *     comm.h, comm/       the communication interface; one rank, MPI, NCCL
  *     util/tr_util.c      fail(), write_all(), mkdir -p, a parent's fsync
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,8 +62,8 @@ static int
 train_loop(struct run *r)
 {
     const struct train_args *a = &r->a;
-    struct losses acc = { 0, 0, 0 };
-    double t_log = now(), norm = 0, comm_sent = 0;
+    struct losses acc;
+    double t_log = now(), comm_sent = 0;
     int first_step = 1;
     int logged = 0;
 
@@ -76,7 +81,7 @@ train_loop(struct run *r)
         if (sig)
             return stop_run(r, sig);
 
-        norm = train_step(r, step, lr, &acc, &comm_sent);
+        train_step(r, step, lr, &comm_sent);
         if (first_step) { /* (one rank sends nothing: no line) */
             if (g_world > 1)
                 log_info("communication per step: %.3f MB sent per rank",
@@ -84,7 +89,6 @@ train_loop(struct run *r)
             first_step = 0;
         }
         r->st.global_step = step;
-        r->st.optimizer_step = r->opt.t;
         r->st.consumed_samples = r->train->pos.consumed_samples;
         r->st.learning_rate = lr;
         if (test_hook_due(r, r->kill_at, step))
@@ -93,9 +97,12 @@ train_loop(struct run *r)
             raise(r->test_signal); /* tests: a signal after this step */
         logged++;
         if (step % a->logging_freq == 0) {
-            report_step(r, step, lr, norm, comm_sent, &acc, logged,
-                        now() - t_log);
-            memset(&acc, 0, sizeof(acc));
+            /* The one wait for the backend in the interval: its losses,
+             * norm and checks. */
+            step_read(r, step);
+            loss_sums_read(r, &r->train_losses, &acc, NULL, NULL);
+            report_step(r, step, lr, sqrt(r->last.sumsq), comm_sent, &acc,
+                        logged, now() - t_log);
             logged = 0;
             r->flops = 0;
             t_log = now();

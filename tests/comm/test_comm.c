@@ -109,7 +109,10 @@ main(int argc, char **argv)
         l.dp = atoi(argv[3]), l.pp = atoi(argv[4]);
     }
 #ifdef TEST_NCCL
-    c = comm_nccl(NULL, NULL, &l, 60, err, sizeof(err));
+    /* (MPI without a watchdog: NCCL's own watches the GPU's waits.) */
+    c = comm_mpi(NULL, NULL, &l, 0, err, sizeof(err));
+    if (c != NULL)
+        c = comm_nccl(c, -1, NULL, 60, err, sizeof(err));
 #else
     c = comm_mpi(NULL, NULL, &l, 60, err, sizeof(err));
 #endif

@@ -87,7 +87,8 @@ cmd_init(int argc, char **argv)
     if (argc != 5)
         die("usage: %s init CONFIG SEED OUT", argv[0]);
     read_config(argv[2], &c);
-    if (model_create(&m, &c, ops_cpu(0), 1, 1, 1, err, sizeof(err)) < 0)
+    if (model_create(&m, &c, ops_cpu(0, OPS_F32), 1, 1, 1, err, sizeof(err)) <
+        0)
         die("%s", err);
     if (model_init_params(m, strtoull(argv[3], NULL, 10)) < 0)
         die("%s", "out of memory");
@@ -107,6 +108,25 @@ opt(int argc, char **argv, const char *name, double dflt)
     return dflt;
 }
 
+/* The losses of a forward of b (their sums through backend memory). */
+static void
+forward(struct model *m, const struct batch *b, const struct forward_opts *fo,
+        struct losses *L)
+{
+    const struct ops *op = model_ops(m);
+    double *sums = op->alloc(2 * sizeof(double), "losses"), host[2];
+    char err[256];
+
+    if (sums == NULL)
+        die("%s", op->error());
+    if (model_forward(m, b, fo, sums, err, sizeof(err)) < 0)
+        die("%s", err);
+    if (op->download(host, sums, sizeof(host)) < 0)
+        die("%s", op->error());
+    model_losses(m, b->B, b->T, b->M, host, L);
+    op->release(sums);
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -116,7 +136,7 @@ cmd_run(int argc, char **argv)
     struct st_err se;
     struct batch b;
     struct losses L;
-    struct forward_opts fo = { 0, 0, 1.0f };
+    struct forward_opts fo = { 0, 0, 1.0f, NULL };
     struct optimizer o;
     struct lr_params lp;
     struct adamw_params ap;
@@ -129,7 +149,7 @@ cmd_run(int argc, char **argv)
     if (argc < 6)
         die("usage: %s run CONFIG WEIGHTS BATCH OUT [options]", argv[0]);
     read_config(argv[2], &c);
-    op = ops_cpu((int)opt(argc, argv, "--threads", 0));
+    op = ops_cpu((int)opt(argc, argv, "--threads", 0), OPS_F32);
     steps = (int)opt(argc, argv, "--steps", 0);
     lp.kind = LR_LINEAR;
     for (int i = 6; i + 1 < argc; i++)
@@ -174,10 +194,10 @@ cmd_run(int argc, char **argv)
                             &se) < 0)
         die("%s", se.msg);
     st_close(wf);
+    model_params_changed(m, 0, model_table(m)->total);
 
     model_zero_grad(m);
-    if (model_forward(m, &b, &fo, &L, err, sizeof(err)) < 0)
-        die("%s", err);
+    forward(m, &b, &fo, &L);
     model_backward(m);
     scal[0] = (float)L.loss;
     scal[1] = (float)L.lm_loss;
@@ -198,13 +218,12 @@ cmd_run(int argc, char **argv)
     for (int s = 0; s < steps; s++) {
         if (s > 0) {
             model_zero_grad(m);
-            if (model_forward(m, &b, &fo, &L, err, sizeof(err)) < 0)
-                die("%s", err);
+            forward(m, &b, &fo, &L);
             model_backward(m);
         }
         losses[s] = (float)L.loss;
-        if (optim_step(&o, model_params(m), model_grads(m), lr_at(&lp, s + 1),
-                       &ap, NULL) < 0)
+        if (optim_step(&o, model_params(m), model_compute_params(m),
+                       model_grads(m), lr_at(&lp, s + 1), &ap, NULL) < 0)
             die("%s", "gradient norm is not finite");
     }
     {

@@ -9,11 +9,14 @@ scalar of every logged step and evaluation, at its step, with its value
 (stored as fp32), each step once (a resumed run's repeated steps are
 dropped: the last line of each step in the JSON log is the one that
 counts).  GPT has no lm_loss and sop_loss tags (they repeat loss and
-are 0), ERNIE without the SOP head (ernie-mlm) no sop_loss.  Also reads every TensorBoard record through TensorBoard's
+are 0), ERNIE without the SOP head (ernie-mlm) no sop_loss; a float16
+run (--use_amp --amp_dtype float16) has train/loss_scale, and a step it
+skipped a grad_norm that is not finite (null in the JSON log).  Also reads every TensorBoard record through TensorBoard's
 record reader, which checks both CRC-32Cs.  Exits 1 with the differences.
 """
 import glob
 import json
+import math
 import os
 import sys
 
@@ -21,7 +24,7 @@ import sys
 TRAIN_KEYS = {
     "loss": 9, "lm_loss": 9, "sop_loss": 9, "learning_rate": 9,
     "grad_norm": 9, "steps_per_second": 6, "samples_per_second": 6,
-    "tokens_per_second": 6, "mfu": 6,
+    "tokens_per_second": 6, "mfu": 6, "loss_scale": 9,
 }
 EVAL_KEYS = {"loss": 9, "lm_loss": 9, "sop_loss": 9}
 
@@ -42,13 +45,15 @@ def expected(out, kind):
         else:
             continue
         for k, digits in keys.items():
-            if k in drop:
+            if k in drop or k not in r:  # (loss_scale: float16 runs only)
                 continue
             want.setdefault("%s/%s" % (split, k), {})[step] = (r[k], digits)
     return want
 
 
 def same(got, value, digits):
+    if value is None:  # not finite (a skipped step's norm)
+        return not math.isfinite(got)
     # fp32 storage (half an ulp, 2^-24 relative) plus the JSON log's own
     # rounding to `digits` significant digits.
     tol = (2.0 ** -24 + 0.5 * 10.0 ** (1 - digits)) * abs(value) + 1e-30

@@ -114,6 +114,15 @@ close() { # a b: the same steps, losses within 1e-4 relative
         } END { exit bad }'
 }
 
+near() { # a b band: the same steps, each loss within band of the other's
+    losses "$1" >"$work/la" && losses "$2" >"$work/lb" &&
+        [ "$(wc -l <"$work/la")" -eq "$(wc -l <"$work/lb")" ] &&
+        paste -d' ' "$work/la" "$work/lb" | awk -v band="$3" '{
+            d = $2 - $6; if (d < 0) d = -d; if (d > w) w = d
+            if (d > band) bad = 1 }
+        END { printf "worst %.6f\n", w; exit bad }'
+}
+
 fails_with() { # name pattern command...: non-zero exit and the message
     name=$1 pat=$2
     shift 2

@@ -143,10 +143,31 @@ test_args_aliases(void)
     CHECK(a.notes != NULL &&
           strstr(a.notes, "--num_train_epochs has no effect") != NULL);
     args_release(&a);
+    /* PaddleNLP's mixed precision: --fp16 and --bf16 are --use_amp with
+     * a dtype; Paddle's GradScaler's init_loss_scaling is --scale_loss. */
+    CHECK_EQ_INT(parse(&a, REQ "--fp16 --init_loss_scaling 1024 "
+                               "--fp16_opt_level O1 --amp_master_grad"),
+                 ARGS_OK);
+    CHECK_EQ_INT(a.use_amp, 1);
+    CHECK_EQ_STR(a.amp_dtype, "float16");
+    CHECK(a.scale_loss == 1024);
+    CHECK_EQ_STR(a.fp16_opt_level, "O1");
+    CHECK(a.notes != NULL &&
+          strstr(a.notes, "--amp_master_grad has no effect") != NULL);
+    args_release(&a);
+    CHECK_EQ_INT(parse(&a, REQ "--bf16 true"), ARGS_OK);
+    CHECK_EQ_INT(a.use_amp, 1);
+    CHECK_EQ_STR(a.amp_dtype, "bfloat16");
+    CHECK(a.scale_loss == 32768 && a.incr_every_n_steps == 2000 &&
+          a.decr_every_n_nan_or_inf == 1 && a.incr_ratio == 2 &&
+          a.decr_ratio == 0.5 && a.use_dynamic_loss_scaling == 1);
+    args_release(&a);
     /* What cannot be honoured is refused, saying why. */
-    fails(REQ "--fp16", "--fp16 true: not supported: this trainer computes "
-                        "in fp32");
-    fails(REQ "--bf16 true", "--bf16 true: not supported");
+    fails(REQ "--fp16_full_eval", "--fp16_full_eval true: not supported: "
+                                  "evaluation computes as training does");
+    fails(REQ "--amp_dtype float8",
+          "--amp_dtype 'float8': must be bfloat16 or float16");
+    fails(REQ "--decr_ratio 1", "--decr_ratio 1: must be in (0, 1)");
     fails(REQ "--do_train false", "--do_train false: not supported");
     fails(REQ "--lr_scheduler_type constant",
           "--lr_scheduler_type 'constant': not supported");
@@ -381,7 +402,8 @@ test_sigint_during_save(void)
         c.max_position = 16;
         memset(&s, 0, sizeof(s));
         if (interrupt_install() < 0 ||
-            model_create(&m, &c, ops_cpu(1), 2, 8, 0, e, sizeof(e)) < 0 ||
+            model_create(&m, &c, ops_cpu(1, OPS_F32), 2, 8, 0, e, sizeof(e)) <
+                0 ||
             model_init_params(m, 1) < 0 ||
             optim_create(&o, model_ops(m), model_table(m)) < 0)
             _exit(2);

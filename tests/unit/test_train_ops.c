@@ -30,6 +30,18 @@
 #define GRAD_RTOL 1e-4
 #define FD_H      1e-4
 
+/* test_ops_sticky_error asks for more memory than there is: under
+ * AddressSanitizer, let the allocation fail as it does without (its
+ * default is to stop the program). */
+#ifdef __SANITIZE_ADDRESS__
+const char *__asan_default_options(void);
+const char *
+__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 42;
@@ -147,7 +159,7 @@ fd_grad(double *g, double *x, size_t n, double (*loss)(void *), void *ctx)
 static const struct ops *
 cpu(void)
 {
-    return ops_cpu(2);
+    return ops_cpu(2, OPS_F32);
 }
 
 /* ------------------------------------------------------------ references */
@@ -290,20 +302,20 @@ test_ops_alloc_aligned_zeroed(void)
 
     CHECK_EQ_STR(o->name, "cpu");
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        unsigned char *p = o->alloc(sizes[k]), host[1000];
+        unsigned char *p = o->alloc(sizes[k], "test"), host[1000];
         size_t i = 0;
 
         CHECK(p != NULL);
         if (p == NULL)
             continue;
-        CHECK_EQ_INT((uintptr_t)p % 64, 0);
+        CHECK_EQ_INT((uintptr_t)p % 256, 0);
         while (i < sizes[k] && p[i] == 0)
             i++;
         CHECK_EQ_INT(i, sizes[k]);
         memset(host, 7, sizes[k]);
         o->upload(p, host, sizes[k]);
         memset(host, 0, sizes[k]);
-        o->download(host, p, sizes[k]);
+        CHECK_EQ_INT(o->download(host, p, sizes[k]), 0);
         CHECK(sizes[k] == 0 || (host[0] == 7 && host[sizes[k] - 1] == 7));
         o->zero(p, sizes[k]);
         CHECK(sizes[k] == 0 || p[sizes[k] - 1] == 0);
@@ -702,8 +714,8 @@ check_attention(const struct att_shape *s, int check_bwd)
         masked_nonzero += e % s->T > e / s->T % s->T && att[e] != 0.0f;
     CHECK_EQ_INT(masked_nonzero, 0);
     if (check_bwd) {
-        o->attention_bwd(dqkv, scratch, dout, qkv, att, s->B, s->T, s->C, s->NH,
-                         0, s->NH, s->causal, s->p, seed);
+        o->attention_bwd(dqkv, scratch, dout, out, qkv, att, kb, s->B, s->T,
+                         s->C, s->NH, 0, s->NH, s->causal, s->p, seed);
         fd_grad(g, c.qkv, n_qkv, att_loss, &c);
         CHECK_CLOSE(dqkv, g, n_qkv, GRAD_ATOL, GRAD_RTOL);
     }
@@ -748,8 +760,8 @@ test_ops_attention_heads_split(void)
     float *dqkv = xcalloc(n_qkv, 4), *scratch = xcalloc(n_att, 4);
 
     o->attention_fwd(out, att, qkv, kb, B, T, C, NH, 0, NH, 0, 0.3f, 99);
-    o->attention_bwd(dqkv, scratch, dout, qkv, att, B, T, C, NH, 0, NH, 0, 0.3f,
-                     99);
+    o->attention_bwd(dqkv, scratch, dout, out, qkv, att, NULL, B, T, C, NH, 0,
+                     NH, 0, 0.3f, 99);
     for (int r = 0; r < n; r++) {
         size_t nl = (size_t)B * T * Cl;
         float *q = xcalloc(3 * nl, 4), *dq = xcalloc(3 * nl, 4);
@@ -774,8 +786,8 @@ test_ops_attention_heads_split(void)
         }
         o->attention_fwd(y, a, q, kb, B, T, Cl, NH / n, r * NH / n, NH, 0, 0.3f,
                          99);
-        o->attention_bwd(dq, sc, d, q, a, B, T, Cl, NH / n, r * NH / n, NH, 0,
-                         0.3f, 99);
+        o->attention_bwd(dq, sc, d, y, q, a, NULL, B, T, Cl, NH / n, r * NH / n,
+                         NH, 0, 0.3f, 99);
         CHECK_CLOSE(y, want_y, nl, 1e-6, 1e-6);
         CHECK_CLOSE(dq, want_dq, 3 * nl, 1e-6, 1e-6);
         free(q), free(dq), free(d), free(y), free(a), free(sc);
@@ -818,7 +830,7 @@ test_ops_xent(void)
         x[i] *= 5.0f;
     c.x = to_double(x, n * V);
     x0 = fcopy(x, n * V);
-    o->xent(losses, d, x, targets, n, V, dscale);
+    o->xent(losses, d, x, targets, n, V, V, dscale, NULL);
     xent_loss(&c);
     CHECK_CLOSE(losses, c.losses, n, FWD_ATOL, FWD_RTOL);
     CHECK(losses[1] == 0.0f && losses[4] == 0.0f);
@@ -827,11 +839,11 @@ test_ops_xent(void)
     for (int j = 0; j < V; j++)
         CHECK(d[V + j] == 0.0f);
     /* dlogits may alias logits; no dlogits at all is fine too. */
-    o->xent(losses2, x, x, targets, n, V, dscale);
+    o->xent(losses2, x, x, targets, n, V, V, dscale, NULL);
     CHECK_EQ_MEM(losses2, losses, n * sizeof(float));
     CHECK_EQ_MEM(x, d, n * V * sizeof(float));
     memset(losses2, 0, n * sizeof(float));
-    o->xent(losses2, NULL, x0, targets, n, V, dscale);
+    o->xent(losses2, NULL, x0, targets, n, V, V, dscale, NULL);
     CHECK_EQ_MEM(losses2, losses, n * sizeof(float));
     free(x), free(losses), free(d), free(losses2), free(c.x), free(c.losses);
     free(x0), free(g);
@@ -873,14 +885,14 @@ test_ops_xent_vocab_parallel(void)
 
         memcpy(dpart[r], part[r], sizeof(part[r]));
         o->xent_finish(lp[r], dpart[r], dpart[r], mx[r], sums[r], targets, N,
-                       VL, valid, r * VL, 0.25f);
+                       VL, valid, r * VL, 0.25f, NULL);
     }
     { /* xent of the whole rows (the logits times 4: peakier rows) */
         float *x4 = xcalloc(N * V, 4), *d4 = xcalloc(N * V, 4);
 
         for (int i = 0; i < N * V; i++)
             x4[i] = x[i] * 4.0f;
-        o->xent(loss, d4, x4, targets, N, V, 0.25f);
+        o->xent(loss, d4, x4, targets, N, V, V, 0.25f, NULL);
         for (int i = 0; i < N; i++)
             want_l[i] = loss[i];
         for (int r = 0; r < 2; r++) {
@@ -931,10 +943,14 @@ test_ops_sumsq(void)
 
     for (size_t i = 0; i < n; i++)
         want += (double)x[i] * x[i];
-    got = o->sumsq(x, n);
-    CHECK(fabs(got - want) <= 1e-12 * want);
-    CHECK(o->sumsq(x, 0) == 0.0);
-    CHECK(o->sumsq(x, 1) == (double)x[0] * x[0]);
+    got = 0.5;
+    o->sumsq_acc(&got, x, n);
+    CHECK(fabs(got - 0.5 - want) <= 1e-12 * want);
+    got = 0.0;
+    o->sumsq_acc(&got, x, 0);
+    CHECK(got == 0.0);
+    o->sumsq_acc(&got, x, 1);
+    CHECK(got == (double)x[0] * x[0]);
     free(x);
 }
 
@@ -948,10 +964,15 @@ test_ops_adamw(void)
     float *p = frandom(n), *m = xcalloc(n, 4), *v = xcalloc(n, 4);
     double *pd = to_double(p, n), *md = xcalloc(n, 8), *vd = xcalloc(n, 8);
 
+    struct ops_step st = { 0 };
+
+    st.grad_scale = gs;
     for (int t = 1; t <= 3; t++) {
         float *grad = frandom(n);
 
-        o->adamw(p, grad, m, v, n, lr, b1, b2, eps, wd, gs, t);
+        o->adamw(p, NULL, grad, m, v, n, lr, b1, b2, eps, wd, &st);
+        o->step_finish(&st);
+        CHECK_EQ_INT(st.t, t);
         for (size_t i = 0; i < n; i++) {
             double g = (double)grad[i] * gs;
 
@@ -968,6 +989,675 @@ test_ops_adamw(void)
     CHECK_CLOSE(m, md, n, 1e-6, 1e-5);
     CHECK_CLOSE(v, vd, n, 1e-8, 1e-5);
     free(p), free(m), free(v), free(pd), free(md), free(vd);
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+static float
+f32_of_bits(uint32_t u)
+{
+    float f;
+
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The bfloat16 nearest to f, ties to even, found by comparing the two
+ * truncations around it in double (independent of the backend's bit
+ * trick); f finite. */
+static uint16_t
+ref_bf16(float f)
+{
+    uint32_t u;
+    uint16_t lo, hi;
+    double dl, dh, x = f;
+
+    memcpy(&u, &f, 4);
+    lo = (uint16_t)(u >> 16);
+    hi = (uint16_t)(lo + 1); /* the next one away from zero */
+    if ((u & 0xFFFF) == 0)
+        return lo;
+    dl = fabs(x - f32_of_bits((uint32_t)lo << 16));
+    /* Past the largest finite value the next step is 2^128, as if the
+     * exponent went on (IEEE's overflow to infinity). */
+    dh = (hi & 0x7FFF) == 0x7F80 ? fabs(ldexp(1.0, 128) - fabs(x))
+                                 : fabs(f32_of_bits((uint32_t)hi << 16) - x);
+    if (dl < dh || (dl == dh && (lo & 1) == 0))
+        return lo;
+    return hi; /* (0x7F7F + 1 is infinity: right for an overflow) */
+}
+
+static void
+test_ops_cast_bf16(void)
+{
+    const struct ops *o = cpu();
+    enum { N = 200000 };
+    float *x = xcalloc(N, 4), *back = xcalloc(N, 4);
+    uint16_t *h = xcalloc(N, 2);
+    size_t bad = 0;
+
+    /* Edge cases first: ties both ways, the largest finite float, tiny
+     * values, signed zero; then random bit patterns of every exponent. */
+    x[0] = f32_of_bits(0x3F808000); /* 1 + 2^-8: tie, to even 0x3F80 */
+    x[1] = f32_of_bits(0x3F818000); /* tie, to even 0x3F82 */
+    x[2] = f32_of_bits(0x7F7FFFFF); /* rounds to infinity */
+    x[3] = f32_of_bits(0x00000001);
+    x[4] = -0.0f;
+    x[5] = f32_of_bits(0xBF808001); /* just past a tie, negative */
+    for (int i = 6; i < N; i++) {
+        uint32_t u;
+
+        rng_state = ops_splitmix64(rng_state);
+        u = (uint32_t)rng_state;
+        if ((u & 0x7F800000) == 0x7F800000)
+            u &= 0xBFFFFFFF; /* finite */
+        x[i] = f32_of_bits(u);
+    }
+    o->cast(h, OPS_BF16, x, OPS_F32, N);
+    CHECK_EQ_INT(h[0], 0x3F80);
+    CHECK_EQ_INT(h[1], 0x3F82);
+    CHECK_EQ_INT(h[2], 0x7F80);
+    CHECK_EQ_INT(h[4], 0x8000);
+    CHECK_EQ_INT(h[5], 0xBF81);
+    for (int i = 0; i < N; i++)
+        if (h[i] != ref_bf16(x[i]) && bad++ < 5)
+            fprintf(stderr, "bf16(%a) = %#x, want %#x\n", x[i], h[i],
+                    ref_bf16(x[i]));
+    CHECK_EQ_INT(bad, 0);
+    bad = 0;
+    /* Back to float: exact (the upper half). */
+    o->cast(back, OPS_F32, h, OPS_BF16, N);
+    for (int i = 0; i < N; i++) {
+        uint32_t u;
+
+        memcpy(&u, &back[i], 4);
+        bad += u != (uint32_t)h[i] << 16;
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* NaN stays NaN. */
+    x[0] = NAN;
+    o->cast(h, OPS_BF16, x, OPS_F32, 1);
+    o->cast(back, OPS_F32, h, OPS_BF16, 1);
+    CHECK(isnan(back[0]));
+    free(x), free(back), free(h);
+}
+
+static void
+test_ops_cast_f16(void)
+{
+#ifdef __FLT16_MAX__
+    const struct ops *o = cpu();
+    enum { N = 400000 };
+    float *x = xcalloc(N, 4), *back = xcalloc(65536, 4);
+    uint16_t *h = xcalloc(N > 65536 ? N : 65536, 2);
+    size_t bad = 0;
+    static const float edge[] = {
+        65504.0f,   65519.99f,       65520.0f,        1e9f,
+        0x1p-24f,   0x1p-25f,        0x1.8p-25f,      0x1.8p-24f,
+        0x1.4p-24f, 0x1p-14f,        0x1.ffcp-15f,    0x1.ffep-15f,
+        -0x1p-25f,  1.0f + 0x1p-11f, 1.0f + 0x3p-11f, 0.0f,
+        -0.0f,      INFINITY,        -INFINITY,
+    };
+    size_t n_edge = sizeof(edge) / sizeof(edge[0]);
+
+    /* The compiler's _Float16 conversions (IEEE round to nearest even) are
+     * the reference: edge cases, then random floats of float16's range. */
+    for (size_t i = 0; i < n_edge; i++)
+        x[i] = edge[i];
+    for (int i = (int)n_edge; i < N; i++)
+        x[i] = ldexpf(frand(), (int)(rng_state % 44) - 28);
+    o->cast(h, OPS_F16, x, OPS_F32, N);
+    for (int i = 0; i < N; i++) {
+        _Float16 r = (_Float16)x[i];
+        uint16_t want;
+
+        memcpy(&want, &r, 2);
+        if (h[i] != want && bad++ < 5)
+            fprintf(stderr, "f16(%a) = %#x, want %#x\n", x[i], h[i], want);
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* Every float16 back to float. */
+    for (int i = 0; i < 65536; i++)
+        h[i] = (uint16_t)i;
+    o->cast(back, OPS_F32, h, OPS_F16, 65536);
+    for (int i = 0; i < 65536; i++) {
+        _Float16 r;
+        float want;
+
+        memcpy(&r, &h[i], 2);
+        want = (float)r;
+        bad += !(memcmp(&want, &back[i], 4) == 0 ||
+                 (isnan(want) && isnan(back[i])));
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(x), free(back), free(h);
+#else
+    SKIP("the compiler has no _Float16 to check float16 against");
+#endif
+}
+
+/* copy is memcpy; cast between equal types copies; host_alloc'ed memory
+ * goes up with upload_async and upload_wait. */
+static void
+test_ops_copy_host_upload_async(void)
+{
+    const struct ops *o = cpu();
+    size_t n = 1000;
+    float *x = frandom(n), *back = xcalloc(n, 4);
+    float *a = o->alloc(n * 4, "a"), *b = o->alloc(n * 4, "b");
+    float *pinned = o->host_alloc(n * 4);
+
+    CHECK(a != NULL && b != NULL && pinned != NULL);
+    CHECK(o->queue() == NULL);
+    CHECK_EQ_INT(o->device, -1);
+    memcpy(pinned, x, n * 4);
+    o->upload_async(a, pinned, n * 4);
+    o->upload_wait();
+    o->copy(b, a, n * 4);
+    CHECK_EQ_INT(o->download(back, b, n * 4), 0);
+    CHECK_EQ_MEM(back, x, n * 4);
+    o->cast(a, OPS_F32, x, OPS_F32, n);
+    CHECK_EQ_MEM(a, x, n * 4);
+    CHECK_EQ_INT(o->sync(), 0);
+    CHECK_EQ_STR(o->error(), "");
+    {
+        size_t fr = 0, total = 0, peak = 0;
+
+        o->mem_info(&fr, &total, &peak);
+        CHECK(total > 0 && fr <= total && peak > 0);
+    }
+    o->host_release(pinned);
+    o->release(a), o->release(b);
+    free(x), free(back);
+}
+
+/* ------------------------------------------------------------ fused */
+
+/* linear_act_fwd is linear_fwd then act_fwd, and residual_layernorm_fwd
+ * add then layernorm_fwd, bit for bit (also with r aliasing a). */
+static void
+test_ops_fused(void)
+{
+    const struct ops *o = cpu();
+    int M = 33, K = 40, N = 24;
+    size_t n = (size_t)M * N;
+    float *x = frandom((size_t)M * K), *w = frandom((size_t)N * K);
+    float *b = frandom(N), *y1 = xcalloc(n, 4), *pre1 = xcalloc(n, 4);
+    float *y2 = xcalloc(n, 4), *pre2 = xcalloc(n, 4);
+    float *a = frandom(n), *bb = frandom(n), *lw = frandom(N), *lb = frandom(N);
+    float *r1 = xcalloc(n, 4), *r2 = fcopy(a, n), *m1 = xcalloc(M, 4);
+    float *s1 = xcalloc(M, 4), *m2 = xcalloc(M, 4), *s2 = xcalloc(M, 4);
+
+    o->linear_act_fwd(y1, pre1, x, w, b, M, K, N, OPS_ACT_GELU);
+    o->linear_fwd(pre2, x, w, b, M, K, N);
+    o->act_fwd(y2, pre2, n, OPS_ACT_GELU);
+    CHECK_EQ_MEM(pre1, pre2, n * 4);
+    CHECK_EQ_MEM(y1, y2, n * 4);
+
+    o->residual_layernorm_fwd(r1, y1, m1, s1, a, bb, lw, lb, M, N, 1e-5f);
+    o->add(pre1, a, bb, n);
+    o->layernorm_fwd(y2, m2, s2, pre1, lw, lb, M, N, 1e-5f);
+    CHECK_EQ_MEM(r1, pre1, n * 4);
+    CHECK_EQ_MEM(y1, y2, n * 4);
+    CHECK_EQ_MEM(m1, m2, M * 4);
+    CHECK_EQ_MEM(s1, s2, M * 4);
+    o->residual_layernorm_fwd(r2, y1, m1, s1, r2, bb, lw, lb, M, N, 1e-5f);
+    CHECK_EQ_MEM(r2, r1, n * 4);
+    CHECK_EQ_MEM(y1, y2, n * 4);
+    free(x), free(w), free(b), free(y1), free(pre1), free(y2), free(pre2);
+    free(a), free(bb), free(lw), free(lb), free(r1), free(r2);
+    free(m1), free(s1), free(m2), free(s2);
+}
+
+static void
+test_ops_f32_buffers(void)
+{
+    const struct ops *o = cpu();
+    size_t n = 1001;
+    float *y = frandom(n), *x = frandom(n), *y0 = fcopy(y, n);
+
+    o->accumulate_f32(y, x, n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(y[i] == y0[i] + x[i]);
+    o->scale_f32(y, n, 0.25f);
+    for (size_t i = 0; i < n; i++)
+        CHECK(y[i] == (y0[i] + x[i]) * 0.25f);
+    free(y), free(x), free(y0);
+}
+
+/* The attention state and scratch the CPU asks for are the fp32
+ * probabilities; the forward writes its state and nothing past it. */
+static void
+test_ops_attention_sizes(void)
+{
+    const struct ops *o = cpu();
+    int B = 2, T = 9, NH = 3, C = 12;
+    size_t sb = o->attention_state_bytes(B, T, NH);
+    size_t n = (size_t)B * T * C;
+    float *qkv = frandom(3 * n), *out = xcalloc(n, 4);
+    unsigned char *state = xcalloc(sb + 64, 1);
+
+    CHECK_EQ_INT(sb, (size_t)B * NH * T * T * 4);
+    CHECK_EQ_INT(o->attention_scratch_bytes(B, T, NH, C), sb);
+    memset(state + sb, 0xAB, 64);
+    o->attention_fwd(out, state, qkv, NULL, B, T, C, NH, 0, NH, 1, 0.0f, 1);
+    for (int i = 0; i < 64; i++)
+        CHECK(state[sb + i] == 0xAB);
+    free(qkv), free(out), free(state);
+}
+
+/* ------------------------------------------------------------ step */
+
+static void
+test_ops_sum_acc(void)
+{
+    const struct ops *o = cpu();
+    size_t n = 777;
+    float *x = frandom(n);
+    double acc = 1.5, s = 0.0;
+
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    o->sum_acc(&acc, x, n, 0.25);
+    CHECK(acc == 1.5 + 0.25 * s);
+    acc = 0.0;
+    o->sum_acc(&acc, x, n, 1.0);
+    CHECK(acc == s);
+    free(x);
+}
+
+static void
+test_ops_loss_check(void)
+{
+    const struct ops *o = cpu();
+    struct ops_step st = { 0 };
+    double fine = 2.5, nan_ = NAN, inf = INFINITY;
+
+    st.bad_step = -1;
+    o->loss_check(&st, &fine, 3);
+    CHECK_EQ_INT(st.bad_step, -1);
+    o->loss_check(&st, &nan_, 5);
+    CHECK_EQ_INT(st.bad_step, 5);
+    o->loss_check(&st, &inf, 7); /* the first one stays */
+    CHECK_EQ_INT(st.bad_step, 5);
+}
+
+/* step_prepare's clipping factor is the one the trainer computed before
+ * ops_step (optim.c: (float)(clip / fmax(norm, clip)) from the norm in
+ * double), bit for bit; a non-finite norm skips the step. */
+static void
+test_ops_step_prepare_clip(void)
+{
+    const struct ops *o = cpu();
+    static const double ss[] = { 0.0, 1e-6, 0.3, 1.0, 2.25, 17.3, 1e9 };
+    static const float clips[] = { 0.0f, 0.5f, 1.0f, 3.0f };
+
+    for (size_t i = 0; i < sizeof(ss) / sizeof(ss[0]); i++)
+        for (size_t k = 0; k < sizeof(clips) / sizeof(clips[0]); k++) {
+            struct ops_step st = { 0 };
+            struct ops_step_opts so = { 0 };
+            double norm = sqrt(ss[i]);
+            float want =
+                clips[k] > 0 ? (float)(clips[k] / fmax(norm, clips[k])) : 1.0f;
+
+            st.sumsq = ss[i];
+            st.loss_scale = 1.0f;
+            so.max_norm = clips[k];
+            o->step_prepare(&st, &so);
+            CHECK(st.grad_scale == want);
+            CHECK_EQ_INT(st.skip, 0);
+            CHECK(st.sumsq == ss[i]);
+        }
+    {
+        struct ops_step st = { 0 };
+        struct ops_step_opts so = { 1.0f, 0, 0, 0, 0, 0, 0 };
+
+        st.sumsq = INFINITY;
+        st.loss_scale = 1.0f;
+        o->step_prepare(&st, &so);
+        CHECK_EQ_INT(st.skip, 1);
+        CHECK(st.grad_scale == 0.0f);
+        CHECK_EQ_INT(st.n_skipped, 1);
+        CHECK(st.loss_scale == 1.0f); /* not dynamic: kept */
+    }
+}
+
+/* Paddle's dynamic loss scaling: grow after incr_every finite steps in a
+ * row, shrink after decr_every non-finite ones (a finite step resets the
+ * count), never below the minimum, never to infinity; the gradients are
+ * unscaled by grad_scale and sumsq comes back unscaled. */
+static void
+test_ops_step_prepare_dynamic(void)
+{
+    const struct ops *o = cpu();
+    struct ops_step st = { 0 };
+    struct ops_step_opts so = { 0.0f, 1, 2, 2.0f, 2, 0.5f, 1.0f };
+    double norm = 3.0;
+
+    st.loss_scale = 1024.0f;
+    st.sumsq = norm * 1024 * norm * 1024;
+    o->step_prepare(&st, &so); /* finite 1 of 2 */
+    CHECK(st.loss_scale == 1024.0f && st.good_steps == 1 && !st.skip);
+    CHECK(st.grad_scale == 1.0f / 1024.0f);
+    CHECK(st.sumsq == norm * norm);
+    st.sumsq = 1.0;
+    o->step_prepare(&st, &so); /* finite 2 of 2: grow */
+    CHECK(st.loss_scale == 2048.0f && st.good_steps == 0);
+    st.sumsq = NAN;
+    o->step_prepare(&st, &so); /* bad 1 of 2: kept */
+    CHECK(st.loss_scale == 2048.0f && st.skip && st.bad_steps == 1);
+    st.sumsq = 1.0;
+    o->step_prepare(&st, &so); /* a finite step resets the bad count */
+    CHECK(st.bad_steps == 0 && st.good_steps == 1);
+    st.sumsq = INFINITY;
+    o->step_prepare(&st, &so);
+    CHECK(st.good_steps == 0 && st.bad_steps == 1);
+    st.sumsq = INFINITY;
+    o->step_prepare(&st, &so); /* bad 2 of 2: shrink */
+    CHECK(st.loss_scale == 1024.0f && st.bad_steps == 0);
+    CHECK_EQ_INT(st.n_skipped, 3);
+    /* The floor, and no growth to infinity. */
+    st.loss_scale = 1.0f;
+    st.sumsq = INFINITY;
+    o->step_prepare(&st, &so);
+    st.sumsq = INFINITY;
+    o->step_prepare(&st, &so);
+    CHECK(st.loss_scale == 1.0f);
+    st.loss_scale = 3e38f;
+    st.good_steps = 1;
+    st.sumsq = 1.0;
+    o->step_prepare(&st, &so);
+    CHECK(st.loss_scale == 3e38f && st.good_steps == 0);
+    /* Clipping of the unscaled norm: 4 x 8 scaled, max_norm 2. */
+    so.max_norm = 2.0f;
+    so.dynamic = 0;
+    st.loss_scale = 8.0f;
+    st.sumsq = 32.0 * 32.0;
+    o->step_prepare(&st, &so);
+    CHECK(st.grad_scale == (float)(2.0 / 4.0 / 8.0));
+    CHECK(st.sumsq == 16.0);
+}
+
+/* adamw reads the step: a skipped step changes nothing (and step_finish
+ * does not count it), grad_scale multiplies the gradients, and the
+ * compute copy receives the new parameters in the table's dtype. */
+static void
+test_ops_adamw_step(void)
+{
+    const struct ops *f32 = cpu(), *bf = ops_cpu(2, OPS_BF16);
+    size_t n = 257;
+    float *p = frandom(n), *g = frandom(n), *m = xcalloc(n, 4);
+    float *v = xcalloc(n, 4), *p0 = fcopy(p, n), *pc = xcalloc(n, 4);
+    float *p2 = fcopy(p, n), *m2 = xcalloc(n, 4), *v2 = xcalloc(n, 4);
+    float *g2 = fcopy(g, n);
+    uint16_t *pc16 = xcalloc(n, 2), *want16 = xcalloc(n, 2);
+    struct ops_step st = { 0 }, st2 = { 0 };
+
+    st.skip = 1;
+    f32->adamw(p, pc, g, m, v, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, &st);
+    f32->step_finish(&st);
+    CHECK_EQ_MEM(p, p0, n * 4);
+    CHECK_EQ_INT(st.t, 0);
+    /* grad_scale 0.5 on g = scale 1 on g / 2. */
+    st.skip = 0;
+    st.grad_scale = 0.5f;
+    st2.grad_scale = 1.0f;
+    for (size_t i = 0; i < n; i++)
+        g2[i] = g[i] * 0.5f;
+    f32->adamw(p, pc, g, m, v, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, &st);
+    f32->adamw(p2, NULL, g2, m2, v2, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, &st2);
+    f32->step_finish(&st);
+    CHECK_EQ_INT(st.t, 1);
+    CHECK_EQ_MEM(p, p2, n * 4);
+    CHECK_EQ_MEM(pc, p, n * 4);
+    /* The bfloat16 table: fp32 master as before, the copy rounded. */
+    memcpy(p2, p0, n * 4);
+    memset(m2, 0, n * 4), memset(v2, 0, n * 4);
+    bf->adamw(p2, pc16, g2, m2, v2, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, &st2);
+    memcpy(p, p0, n * 4);
+    memset(m, 0, n * 4), memset(v, 0, n * 4);
+    f32->adamw(p, NULL, g2, m, v, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, &st2);
+    CHECK_EQ_MEM(p2, p, n * 4);
+    f32->cast(want16, OPS_BF16, p, OPS_F32, n);
+    CHECK_EQ_MEM(pc16, want16, n * 2);
+    free(p), free(g), free(m), free(v), free(p0), free(pc), free(p2);
+    free(m2), free(v2), free(g2), free(pc16), free(want16);
+}
+
+/* xent over padded rows: the pad columns change nothing (the losses of
+ * the rows without them, bit for bit) and get gradient 0; the loss scale
+ * multiplies the gradient. */
+static void
+test_ops_xent_padded(void)
+{
+    const struct ops *o = cpu();
+    int n = 6, V = 11, Vp = 16;
+    float *x = frandom((size_t)n * V), *xp = xcalloc((size_t)n * Vp, 4);
+    float *d = xcalloc((size_t)n * V, 4), *dp = xcalloc((size_t)n * Vp, 4);
+    float *l = xcalloc(n, 4), *lp = xcalloc(n, 4), scale = 8.0f;
+    int32_t t[6] = { 0, 10, 3, -1, 7, 5 };
+
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < Vp; j++)
+            xp[i * Vp + j] = j < V ? x[i * V + j] : 50.0f; /* pads loud */
+    o->xent(l, d, x, t, n, V, V, 0.25f, NULL);
+    o->xent(lp, dp, xp, t, n, Vp, V, 0.25f, &scale);
+    CHECK_EQ_MEM(l, lp, n * 4);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < Vp; j++)
+            CHECK(dp[i * Vp + j] == (j < V ? d[i * V + j] * 8.0f : 0.0f));
+    free(x), free(xp), free(d), free(dp), free(l), free(lp);
+}
+
+/* ------------------------------------------------------------ emulated */
+
+/* Each op of the bfloat16 and float16 tables is the float32 op on the
+ * 16-bit operands widened, its 16-bit outputs rounded (fp32 outputs
+ * untouched): checked bit for bit against that composition, op by op. */
+struct emu_case {
+    const struct ops *lo, *f32;
+    enum ops_dtype d;
+};
+
+/* n values of [-1, 1) as dtype d (and their widening in *wide). */
+static void *
+emu_random(const struct emu_case *c, size_t n, float **wide)
+{
+    float *x = frandom(n);
+    uint16_t *h = xcalloc(n, 2);
+
+    c->f32->cast(h, c->d, x, OPS_F32, n);
+    c->f32->cast(x, OPS_F32, h, c->d, n);
+    *wide = x;
+    return h;
+}
+
+/* Whether the 16-bit result h equals the rounding of the fp32 f. */
+static int
+emu_same(const struct emu_case *c, const uint16_t *h, const float *f, size_t n)
+{
+    uint16_t *want = xcalloc(n, 2);
+    int same;
+
+    c->f32->cast(want, c->d, f, OPS_F32, n);
+    same = memcmp(want, h, n * 2) == 0;
+    free(want);
+    return same;
+}
+
+static void
+emu_check_ops(const struct emu_case *c)
+{
+    int M = 9, K = 14, N = 6, B = 2, T = 5, NH = 2, C = 8, V = 13;
+    size_t nx = (size_t)M * K, ny = (size_t)M * N, nq = (size_t)B * T * 3 * C;
+    float *xf, *wf, *bf, *dyf, *qf, *lf, *af;
+    uint16_t *x = emu_random(c, nx, &xf),
+             *w = emu_random(c, (size_t)N * K, &wf);
+    uint16_t *b = emu_random(c, N, &bf), *dy = emu_random(c, ny, &dyf);
+    uint16_t *q = emu_random(c, nq, &qf),
+             *lg = emu_random(c, (size_t)M * V, &lf);
+    uint16_t *a = emu_random(c, ny, &af);
+    uint16_t *y = xcalloc(ny, 2), *pre = xcalloc(ny, 2), *dx = xcalloc(nx, 2);
+    uint16_t *o16 = xcalloc((size_t)B * T * C, 2),
+             *d16 = xcalloc((size_t)M * V, 2);
+    float *yf = xcalloc(ny, 4), *pref = xcalloc(ny, 4), *dxf = xcalloc(nx, 4);
+    float *dw = xcalloc((size_t)N * K, 4), *dwf = xcalloc((size_t)N * K, 4);
+    float *of = xcalloc((size_t)B * T * C, 4), *df = xcalloc((size_t)M * V, 4);
+    float *st = xcalloc((size_t)B * NH * T * T, 4);
+    float *st2 = xcalloc((size_t)B * NH * T * T, 4), *l1 = xcalloc(M, 4);
+    float *l2 = xcalloc(M, 4), *mean = xcalloc(M, 4), *rstd = xcalloc(M, 4);
+    float *mean2 = xcalloc(M, 4), *rstd2 = xcalloc(M, 4), scale = 4.0f;
+    int32_t t[9] = { 1, 10, 0, -1, 5, 7, 3, 2, 9 };
+
+    CHECK(c->lo->dtype == c->d && strcmp(c->lo->name, "cpu") == 0);
+    c->lo->linear_fwd(y, x, w, b, M, K, N);
+    c->f32->linear_fwd(yf, xf, wf, bf, M, K, N);
+    CHECK(emu_same(c, y, yf, ny));
+    c->lo->linear_act_fwd(y, pre, x, w, b, M, K, N, OPS_ACT_GELU_TANH);
+    c->f32->cast(pref, OPS_F32, pre, c->d, ny);
+    c->f32->act_fwd(yf, pref, ny, OPS_ACT_GELU_TANH);
+    CHECK(emu_same(c, pre,
+                   (c->f32->linear_fwd(pref, xf, wf, bf, M, K, N), pref), ny));
+    CHECK(emu_same(c, y, yf, ny));
+    /* Backward: dx accumulates (from a 16-bit start), dw in fp32. */
+    c->f32->cast(dx, c->d, xf, OPS_F32, nx);
+    memcpy(dxf, xf, nx * 4);
+    c->lo->linear_bwd(dx, dw, NULL, dy, x, w, M, K, N);
+    c->f32->linear_bwd(dxf, dwf, NULL, dyf, xf, wf, M, K, N);
+    CHECK(emu_same(c, dx, dxf, nx));
+    CHECK_EQ_MEM(dw, dwf, (size_t)N * K * 4);
+    /* LayerNorm: statistics in fp32, bit for bit. */
+    c->lo->layernorm_fwd(y, mean, rstd, a, b, b, M, N, 1e-5f);
+    c->f32->layernorm_fwd(yf, mean2, rstd2, af, bf, bf, M, N, 1e-5f);
+    CHECK(emu_same(c, y, yf, ny));
+    CHECK_EQ_MEM(mean, mean2, M * 4);
+    CHECK_EQ_MEM(rstd, rstd2, M * 4);
+    /* Elementwise: add, dropout. */
+    c->lo->add(y, a, dy, ny);
+    c->f32->add(yf, af, dyf, ny);
+    CHECK(emu_same(c, y, yf, ny));
+    c->lo->dropout_fwd(y, a, ny, 0.3f, 5);
+    c->f32->dropout_fwd(yf, af, ny, 0.3f, 5);
+    CHECK(emu_same(c, y, yf, ny));
+    /* Attention: the fp32 probabilities as state. */
+    c->lo->attention_fwd(o16, st, q, NULL, B, T, C, NH, 0, NH, 1, 0.2f, 3);
+    c->f32->attention_fwd(of, st2, qf, NULL, B, T, C, NH, 0, NH, 1, 0.2f, 3);
+    CHECK(emu_same(c, o16, of, (size_t)B * T * C));
+    CHECK_EQ_MEM(st, st2, (size_t)B * NH * T * T * 4);
+    /* The loss: fp32 losses; the gradient with the loss scale, rounded
+     * once. */
+    c->lo->xent(l1, d16, lg, t, M, V, V - 2, 0.1f, &scale);
+    c->f32->xent(l2, df, lf, t, M, V, V - 2, 0.1f, &scale);
+    CHECK_EQ_MEM(l1, l2, M * 4);
+    CHECK(emu_same(c, d16, df, (size_t)M * V));
+    /* Rows: gathered as they are. */
+    {
+        int32_t rows[3] = { 2, 0, 2 };
+
+        c->lo->gather_rows(y, a, rows, 3, N);
+        CHECK_EQ_MEM(y, a + 2 * N, (size_t)N * 2);
+        CHECK_EQ_MEM(y + N, a, (size_t)N * 2);
+    }
+    free(xf), free(wf), free(bf), free(dyf), free(qf), free(lf), free(af);
+    free(x), free(w), free(b), free(dy), free(q), free(lg), free(a), free(y);
+    free(pre), free(dx), free(o16), free(d16), free(yf), free(pref);
+    free(dxf), free(dw), free(dwf), free(of), free(df), free(st), free(st2);
+    free(l1), free(l2), free(mean), free(rstd), free(mean2), free(rstd2);
+}
+
+static void
+test_ops_emulated(void)
+{
+    struct emu_case bf = { ops_cpu(2, OPS_BF16), cpu(), OPS_BF16 };
+    struct emu_case hf = { ops_cpu(2, OPS_F16), cpu(), OPS_F16 };
+
+    emu_check_ops(&bf);
+    emu_check_ops(&hf);
+}
+
+/* A bfloat16 linear layer is the fp32 one within bfloat16's rounding:
+ * inputs rounded (relative 2^-9 each) and the output (2^-9). */
+static void
+test_ops_emulated_close(void)
+{
+    const struct ops *bf = ops_cpu(2, OPS_BF16), *f = cpu();
+    int M = 16, K = 64, N = 16;
+    float *x = frandom((size_t)M * K), *w = frandom((size_t)N * K);
+    float *y = xcalloc((size_t)M * N, 4);
+    uint16_t *xh = xcalloc((size_t)M * K, 2), *wh = xcalloc((size_t)N * K, 2);
+    uint16_t *yh = xcalloc((size_t)M * N, 2);
+    double *want = xcalloc((size_t)M * N, 8), *xd = to_double(x, (size_t)M * K);
+    double *wd = to_double(w, (size_t)N * K);
+
+    f->cast(xh, OPS_BF16, x, OPS_F32, (size_t)M * K);
+    f->cast(wh, OPS_BF16, w, OPS_F32, (size_t)N * K);
+    bf->linear_fwd(yh, xh, wh, NULL, M, K, N);
+    f->cast(y, OPS_F32, yh, OPS_BF16, (size_t)M * N);
+    ref_linear(want, xd, wd, NULL, M, K, N);
+    /* |error| <= 2 x 2^-9 x sum |x w| + 2^-9 |y| <= 2^-8 K + 2^-9 |y|. */
+    CHECK_CLOSE(y, want, (size_t)M * N, 64.0 / 256.0, 1.0 / 512.0);
+    free(x), free(w), free(y), free(xh), free(wh), free(yh), free(want);
+    free(xd), free(wd);
+}
+
+/* ------------------------------------------------------------ the choice */
+
+/* ops_open: cpu as asked, in any dtype; cuda refused with the backend's
+ * reason (in this build, the stub's); auto falls back to the CPU saying
+ * why; anything else refused. */
+static void
+test_ops_open(void)
+{
+    struct ops_request rq = { "cpu", OPS_F32, 0, 2, 1, 0 };
+    char err[512], why[512], want[600];
+    const struct ops *o;
+
+    o = ops_open(&rq, err, sizeof(err));
+    CHECK(o != NULL && o->dtype == OPS_F32 && o->device == -1);
+    rq.dtype = OPS_BF16;
+    o = ops_open(&rq, err, sizeof(err));
+    CHECK(o != NULL && o->dtype == OPS_BF16);
+    CHECK_EQ_STR(ops_dtype_name(OPS_BF16), "bfloat16");
+    CHECK_EQ_INT(ops_dtype_size(OPS_F16), 2);
+    rq.dtype = OPS_F32;
+    if (ops_cuda(&rq, why, sizeof(why)) != NULL)
+        SKIP("a GPU is visible: the CUDA tests cover it");
+    rq.device = "cuda";
+    CHECK(ops_open(&rq, err, sizeof(err)) == NULL);
+    snprintf(want, sizeof(want), "--device cuda: %s", why);
+    CHECK_EQ_STR(err, want);
+    CHECK(strstr(err, "no CUDA backend") || strstr(err, "no GPU"));
+    rq.device = "auto";
+    o = ops_open(&rq, err, sizeof(err));
+    CHECK(o != NULL && strcmp(o->name, "cpu") == 0);
+    snprintf(want, sizeof(want), "--device auto: %s; the CPU", why);
+    CHECK_EQ_STR(err, want);
+    rq.device = "tpu";
+    CHECK(ops_open(&rq, err, sizeof(err)) == NULL);
+    CHECK_EQ_STR(err, "--device tpu: not cpu, cuda or auto");
+    ops_cpu(2, OPS_F32);
+}
+
+/* The sticky status: after a failed allocation (named, with the memory
+ * free), sync() and download() fail and the ops do nothing.  It poisons
+ * the backend for good, so this test runs last. */
+static void
+test_ops_sticky_error(void)
+{
+    const struct ops *o = cpu();
+    float x[4] = { 1, 2, 3, 4 }, w[4] = { 1, 0, 0, 1 }, y[4] = { 0 };
+    float back[4];
+
+    CHECK_EQ_INT(o->sync(), 0);
+    CHECK(o->alloc((size_t)1 << 60, "a test's huge buffer") == NULL);
+    CHECK_EQ_INT(o->sync(), -1);
+    CHECK(strstr(o->error(), "cpu: out of memory: alloc of ") == o->error());
+    CHECK(strstr(o->error(), "GiB (a test's huge buffer) with ") != NULL);
+    CHECK_EQ_INT(o->download(back, x, sizeof(x)), -1);
+    o->linear_fwd(y, x, w, NULL, 2, 2, 2);
+    CHECK(y[0] == 0 && y[3] == 0);
+    CHECK(ops_cpu(1, OPS_BF16)->sync() ==
+          -1); /* the backend's, not a table's */
 }
 
 /* ------------------------------------------------------------ contract */
@@ -1047,6 +1737,7 @@ run_ops(const struct ops *o, struct fixture *f, float *fwd, float *grad)
     float *ndx = ldb + LN, *ndw = ndx + NN * NC, *ndb = ndw + NC;
     float *adx = ndb + NC, *ddx = adx + NA, *dtable = ddx + NA;
     float *sdx = dtable + EV * EC, *dqkv = sdx + EV * EC;
+    double ss = 0.0;
 
     CHECK(dlogits + XN * XV == fwd + N_FWD);
     CHECK(dqkv + AB * AT * 3 * AC == grad + N_GRAD);
@@ -1057,7 +1748,7 @@ run_ops(const struct ops *o, struct fixture *f, float *fwd, float *grad)
     o->embed_fwd(ey, f->ids, f->table, EN, EC, 0);
     o->attention_fwd(aout, att, f->qkv, f->kb, AB, AT, AC, ANH, 0, ANH, 1, 0.1f,
                      7);
-    o->xent(loss, dlogits, f->logits, f->targets, XN, XV, 1.0f / XN);
+    o->xent(loss, dlogits, f->logits, f->targets, XN, XV, XV, 1.0f / XN, NULL);
 
     o->linear_bwd(ldx, ldw, ldb, f->ldy, f->lx, f->lw, LM, LK, LN);
     o->layernorm_bwd(ndx, ndw, ndb, f->ndy, f->nx, f->nw, mean, rstd, NN, NC);
@@ -1065,9 +1756,10 @@ run_ops(const struct ops *o, struct fixture *f, float *fwd, float *grad)
     o->dropout_bwd(ddx, f->ady, NA, 0.1f, 99);
     o->embed_bwd(dtable, f->edy, f->ids, EN, EC, 0);
     o->scatter_add_rows(sdx, f->edy, f->ids, EN, EC);
-    o->attention_bwd(dqkv, f->scratch, aout, f->qkv, att, AB, AT, AC, ANH, 0,
-                     ANH, 1, 0.1f, 7);
-    return o->sumsq(f->sx, SN);
+    o->attention_bwd(dqkv, f->scratch, aout, aout, f->qkv, att, f->kb, AB, AT,
+                     AC, ANH, 0, ANH, 1, 0.1f, 7);
+    o->sumsq_acc(&ss, f->sx, SN);
+    return ss;
 }
 
 /* Calling a backward op twice adds its gradient twice: from a random
@@ -1109,16 +1801,18 @@ test_ops_deterministic_threads(void)
 
     fixture_init(&f);
     for (int r = 0; r < 3; r++) {
-        const struct ops *o = ops_cpu(threads[r]);
+        const struct ops *o = ops_cpu(threads[r], OPS_F32);
+        struct ops_step st = { 0 };
 
         fwd[r] = xcalloc(N_FWD, 4), grad[r] = xcalloc(N_GRAD, 4);
         pm[r] = xcalloc(3 * SN, 4);
         ss[r] = run_ops(o, &f, fwd[r], grad[r]);
         memcpy(pm[r], f.sx, SN * sizeof(float));
-        o->adamw(pm[r], f.sx + 1, pm[r] + SN, pm[r] + 2 * SN, SN - 1, 1e-3f,
-                 0.9f, 0.999f, 1e-8f, 0.1f, 0.7f, 1);
+        st.grad_scale = 0.7f;
+        o->adamw(pm[r], NULL, f.sx + 1, pm[r] + SN, pm[r] + 2 * SN, SN - 1,
+                 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, &st);
     }
-    ops_cpu(2);
+    ops_cpu(2, OPS_F32);
     CHECK_EQ_MEM(fwd[0], fwd[1], N_FWD * sizeof(float));
     CHECK_EQ_MEM(grad[0], grad[1], N_GRAD * sizeof(float));
     CHECK_EQ_MEM(pm[0], pm[1], 3 * SN * sizeof(float));
@@ -1144,5 +1838,14 @@ TESTS(test_train_ops, TEST(test_ops_alloc_aligned_zeroed),
       TEST(test_ops_attention), TEST(test_ops_attention_tiles),
       TEST(test_ops_attention_heads_split), TEST(test_ops_xent),
       TEST(test_ops_xent_vocab_parallel), TEST(test_ops_embed_negative_ids),
-      TEST(test_ops_sumsq), TEST(test_ops_adamw),
-      TEST(test_ops_backward_accumulates), TEST(test_ops_deterministic_threads))
+      TEST(test_ops_sumsq), TEST(test_ops_adamw), TEST(test_ops_cast_bf16),
+      TEST(test_ops_cast_f16), TEST(test_ops_copy_host_upload_async),
+      TEST(test_ops_fused), TEST(test_ops_f32_buffers),
+      TEST(test_ops_attention_sizes), TEST(test_ops_sum_acc),
+      TEST(test_ops_loss_check), TEST(test_ops_step_prepare_clip),
+      TEST(test_ops_step_prepare_dynamic), TEST(test_ops_adamw_step),
+      TEST(test_ops_xent_padded), TEST(test_ops_emulated),
+      TEST(test_ops_emulated_close), TEST(test_ops_open),
+      TEST(test_ops_backward_accumulates), TEST(test_ops_deterministic_threads),
+      /* last: it leaves the backend failed */
+      TEST(test_ops_sticky_error))

@@ -36,7 +36,7 @@ test_tp_shapes_and_places(void)
     /* c_attn of C = 4: rows q0..q3 k0..k3 v0..v3; rank 1 has heads 2, 3. */
     CHECK(params_add(&pt, "qkv", 12, 2, TP_COLUMN_QKV, 0, INIT_NORMAL, 1) == 0);
     CHECK(params_add(&pt, "row", 4, 6, TP_ROW, 0, INIT_NORMAL, 1) == 1);
-    CHECK(params_add(&pt, "vocab", 7, 2, TP_VOCAB, -1, INIT_NORMAL, 1) == 2);
+    CHECK(params_add(&pt, "vocab", 300, 2, TP_VOCAB, -1, INIT_NORMAL, 1) == 2);
     CHECK(params_add(&pt, "col", 6, 0, TP_COLUMN, 0, INIT_ZEROS, 0) == 3);
     CHECK(params_add(&pt, "odd", 5, 0, TP_COLUMN, 0, INIT_ZEROS, 0) < 0);
     CHECK(params_add(&pt, "bad_qkv", 8, 2, TP_COLUMN_QKV, 0, INIT_ZEROS, 0) <
@@ -59,14 +59,32 @@ test_tp_shapes_and_places(void)
     CHECK_EQ_INT(t->shape[1], 3);
     CHECK_EQ_INT(params_global_index(t, 2, 1, 0), 3);
     CHECK_EQ_INT(params_global_index(t, 2, 1, 4), 6 + 4);
-    t = &pt.t[2]; /* 7 rows padded to 8: rank 1 has rows 4..6 and a pad */
-    CHECK_EQ_INT(t->shape[0], 4);
-    CHECK_EQ_INT(params_global_index(t, 2, 1, 0), 8);
-    CHECK_EQ_INT(params_global_index(t, 2, 1, 5), 13);
-    CHECK_EQ_INT(params_global_index(t, 2, 1, 6), -1);
-    CHECK_EQ_INT(params_global_index(t, 2, 1, 7), -1);
+    /* 300 rows padded to 2 x 256 (OPS_VOCAB_ALIGN x 2): rank 1 has rows
+     * 256..299, then pads. */
+    t = &pt.t[2];
+    CHECK_EQ_INT(t->shape[0], 2 * OPS_VOCAB_ALIGN);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 0), 512);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 2 * 43 + 1), 599);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 2 * 44), -1);
+    CHECK_EQ_INT(params_global_index(t, 2, 1, 511), -1);
     CHECK_EQ_INT(params_global_index(&pt.t[3], 2, 1, 2), 5);
-    CHECK_EQ_INT(pt.total, 12 + 12 + 8 + 3);
+    /* Offsets on OPS_ALIGN elements, pads between the tensors. */
+    CHECK_EQ_INT(pt.t[1].offset, OPS_ALIGN);
+    CHECK_EQ_INT(pt.t[2].offset, 2 * OPS_ALIGN);
+    CHECK_EQ_INT(pt.t[3].offset, 2 * OPS_ALIGN + 512);
+    CHECK_EQ_INT(pt.total, 3 * OPS_ALIGN + 512);
+    CHECK_EQ_INT(params_count(&pt), 12 + 12 + 2 * 44 + 3);
+    params_release(&pt);
+    /* One rank: the vocabulary padded all the same, the pads never
+     * saved. */
+    params_init_tp(&pt, 1, 0);
+    CHECK(params_add(&pt, "vocab", 300, 2, TP_VOCAB, -1, INIT_NORMAL, 1) == 0);
+    t = &pt.t[0];
+    CHECK_EQ_INT(t->shape[0], 3 * OPS_VOCAB_ALIGN);
+    CHECK_EQ_INT(params_rows_saved(t), 300);
+    CHECK_EQ_INT(params_global_index(t, 1, 0, 599), 599);
+    CHECK_EQ_INT(params_global_index(t, 1, 0, 600), -1);
+    CHECK_EQ_INT(params_count(&pt), 600);
     params_release(&pt);
 }
 
@@ -85,8 +103,8 @@ tiny(enum model_type type, int size, int rank)
     c.num_heads = 4;
     c.intermediate_size = 16;
     c.max_position = 16;
-    if (model_create_par(&m, &c, ops_cpu(1), 2, 4, 2, RECOMPUTE_NONE, &par, err,
-                         sizeof(err)) < 0 ||
+    if (model_create_par(&m, &c, ops_cpu(1, OPS_F32), 2, 4, 2, RECOMPUTE_NONE,
+                         &par, err, sizeof(err)) < 0 ||
         model_init_params(m, 5) < 0) {
         fprintf(stderr, "tiny: %s\n", err);
         exit(1);
@@ -100,15 +118,21 @@ check_parts(enum model_type type, int size)
     struct model *whole = tiny(type, 1, 0);
     const struct param_table *wt = model_table(whole);
     size_t n = wt->total;
-    float *joined = malloc(n * sizeof(float));
-    unsigned char *seen = calloc(n, 1);
+    float *joined = calloc(n, sizeof(float));
+    unsigned char *seen = calloc(n, 1), *real = calloc(n, 1);
     size_t twice = 0, missed = 0;
 
-    memset(joined, 0xff, n * sizeof(float)); /* NaN until written */
+    /* The whole's parameters (not its pads) NaN until written. */
+    for (size_t i = 0; i < wt->n; i++)
+        for (size_t k = 0; k < wt->t[i].numel; k++)
+            if (params_global_index(&wt->t[i], 1, 0, k) >= 0) {
+                memset(&joined[wt->t[i].offset + k], 0xff, sizeof(float));
+                real[wt->t[i].offset + k] = 1;
+            }
     for (int r = 0; r < size; r++) {
         struct model *part = tiny(type, size, r);
         const struct param_table *pt = model_table(part);
-        float *cut = malloc(pt->total * sizeof(float));
+        float *cut = calloc(pt->total, sizeof(float)); /* (pads 0) */
 
         CHECK(pt->total < n);
         /* the rank's own init is its cut of the whole model's */
@@ -128,12 +152,13 @@ check_parts(enum model_type type, int size)
         model_free(part);
     }
     for (size_t i = 0; i < n; i++)
-        missed += !seen[i];
+        missed += real[i] && !seen[i];
     CHECK_EQ_INT(twice, 0);
     CHECK_EQ_INT(missed, 0);
     CHECK_EQ_MEM(joined, model_params(whole), n * sizeof(float));
     free(joined);
     free(seen);
+    free(real);
     model_free(whole);
 }
 
@@ -167,8 +192,8 @@ test_tp_refuses(void)
     c.num_heads = 4;
     c.intermediate_size = 16;
     c.max_position = 16;
-    CHECK(model_create_par(&m, &c, ops_cpu(1), 2, 4, 0, RECOMPUTE_NONE, &par,
-                           err, sizeof(err)) < 0);
+    CHECK(model_create_par(&m, &c, ops_cpu(1, OPS_F32), 2, 4, 0, RECOMPUTE_NONE,
+                           &par, err, sizeof(err)) < 0);
     CHECK(m == NULL);
     CHECK(strstr(err, "must divide") != NULL);
 }

@@ -267,7 +267,10 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
     }
-    o->ops->download(host, o->v, pt->total * sizeof(float));
+    if (o->ops->download(host, o->v, pt->total * sizeof(float)) < 0) {
+        tr_fail(err, errlen, "cannot write '%s': %s", path, o->ops->error());
+        goto out;
+    }
     for (size_t i = 0; i < pt->n; i++) {
         const struct param_tensor *p = &pt->t[i];
         struct st_tensor *t = &extra[i];
@@ -277,10 +280,11 @@ save_optimizer(const char *tmp, const struct optimizer *o, char *err,
         t->name = names + i * stride;
         t->dtype = ST_F32;
         t->ndim = p->ndim;
-        t->shape[0] = p->shape[0];
+        t->shape[0] = params_rows_saved(p); /* no vocabulary pad rows */
         t->shape[1] = p->shape[1];
         t->data = src;
-        t->nbytes = p->numel * sizeof(float);
+        t->nbytes = (size_t)t->shape[0] *
+                    (size_t)(p->ndim == 2 ? p->shape[1] : 1) * sizeof(float);
         if (p->hf_transposed) {
             float *dst = trans + p->offset;
             int64_t rows = p->shape[0], cols = p->shape[1];
@@ -359,7 +363,9 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
     }
     if (s->global_step < 0 || o->t < 0 || s->global_batch_size < 0 ||
         s->micro_batch_size < 0 || !isfinite(s->learning_rate) ||
-        s->learning_rate < 0) {
+        s->learning_rate < 0 || s->skipped_steps < 0 ||
+        !isfinite(s->loss_scale) || s->loss_scale < 0 ||
+        s->loss_scale_incr_count < 0 || s->loss_scale_decr_count < 0) {
         tr_fail(err, errlen,
                 "cannot write '%s': a negative or non-finite value "
                 "in the training state",
@@ -401,9 +407,27 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         json_object_object_add(j, "seed", json_object_new_uint64(s->seed)) ||
         json_object_object_add(
             j, "learning_rate",
-            json_object_new_double_s(s->learning_rate, lr))) {
+            json_object_new_double_s(s->learning_rate, lr)) ||
+        json_object_object_add(j, "skipped_steps",
+                               json_object_new_int64(s->skipped_steps))) {
         tr_fail(err, errlen, "cannot write '%s': out of memory", path);
         goto out;
+    }
+    if (s->loss_scale > 0) { /* float16's loss scaling */
+        char ls[32];
+
+        config_format_double(ls, sizeof(ls), s->loss_scale);
+        if (json_object_object_add(
+                j, "loss_scale", json_object_new_double_s(s->loss_scale, ls)) ||
+            json_object_object_add(
+                j, "loss_scale_incr_count",
+                json_object_new_int64(s->loss_scale_incr_count)) ||
+            json_object_object_add(
+                j, "loss_scale_decr_count",
+                json_object_new_int64(s->loss_scale_decr_count))) {
+            tr_fail(err, errlen, "cannot write '%s': out of memory", path);
+            goto out;
+        }
     }
     if (json_object_object_add(j, "args", args) < 0) {
         tr_fail(err, errlen, "cannot write '%s': out of memory", path);
@@ -735,6 +759,36 @@ read_state(const char *dir, const struct model *m, struct train_state *s,
         tr_fail(err, errlen, "'%s': \"args\" is missing or not an object",
                 path);
         goto out;
+    }
+    /* The optional keys: absent (checkpoints of before, runs without
+     * float16's loss scaling), 0. */
+    {
+        uint64_t sk = 0, ic = 0, dc = 0;
+
+        if ((json_object_object_get_ex(j, "skipped_steps", NULL) &&
+             get_count(path, j, "skipped_steps", INT64_MAX, &sk, err, errlen) <
+                 0) ||
+            (json_object_object_get_ex(j, "loss_scale_incr_count", NULL) &&
+             get_count(path, j, "loss_scale_incr_count", INT32_MAX, &ic, err,
+                       errlen) < 0) ||
+            (json_object_object_get_ex(j, "loss_scale_decr_count", NULL) &&
+             get_count(path, j, "loss_scale_decr_count", INT32_MAX, &dc, err,
+                       errlen) < 0))
+            goto out;
+        s->skipped_steps = (int64_t)sk;
+        s->loss_scale_incr_count = (int64_t)ic;
+        s->loss_scale_decr_count = (int64_t)dc;
+        s->loss_scale = 0;
+        if (json_object_object_get_ex(j, "loss_scale", &v)) {
+            s->loss_scale = json_object_get_double(v);
+            if (!(json_object_is_type(v, json_type_double) ||
+                  json_object_is_type(v, json_type_int)) ||
+                !isfinite(s->loss_scale) || s->loss_scale <= 0) {
+                tr_fail(err, errlen,
+                        "'%s': \"loss_scale\" is not a positive number", path);
+                goto out;
+            }
+        }
     }
     rc = 0;
 out:

@@ -14,6 +14,9 @@
  *                          "global_step", "consumed_samples",
  *                          "optimizer_step", "global_batch_size",
  *                          "micro_batch_size", "seed", "learning_rate",
+ *                          "skipped_steps", float16's "loss_scale",
+ *                          "loss_scale_incr_count" and
+ *                          "loss_scale_decr_count" (these four optional),
  *                          "args": {the run's arguments}}
  *   vocab.txt              a copy of the run's vocabulary, if it has one
  *   ...                    and the files the caller adds (ckpt_save_files:
@@ -43,6 +46,14 @@ struct train_state {
     uint64_t seed;
     int64_t global_batch_size, micro_batch_size;
     double learning_rate; /* of the last step */
+    /* Steps skipped for gradients that were not finite (float16's loss
+     * scaling); float16's loss scale (0: none, the run had no loss
+     * scaling) and Paddle's counts of the finite steps since it last
+     * changed and of the non-finite ones since it last shrank.  Optional
+     * in the file: absent, 0. */
+    int64_t skipped_steps;
+    double loss_scale;
+    int64_t loss_scale_incr_count, loss_scale_decr_count;
 };
 
 /* ckpt_save: write a checkpoint of m, o and s to dir.  Everything goes

@@ -46,7 +46,10 @@ weights_save_buffer(const struct param_table *table, const struct ops *ops,
         set_err(err, "%s: out of memory", path);
         goto out;
     }
-    ops->download(host, buf, table->total * sizeof(float));
+    if (ops->download(host, buf, table->total * sizeof(float)) < 0) {
+        set_err(err, "%s: %s", path, ops->error());
+        goto out;
+    }
     for (size_t i = 0; i < table->n; i++) {
         const struct param_tensor *p = &table->t[i];
         char *name = names + i * (PARAM_NAME_MAX + plen);
@@ -56,7 +59,7 @@ weights_save_buffer(const struct param_table *table, const struct ops *ops,
         t[i].name = name;
         t[i].dtype = ST_F32;
         t[i].ndim = p->ndim;
-        t[i].shape[0] = p->shape[0];
+        t[i].shape[0] = params_rows_saved(p); /* no vocabulary pad rows */
         t[i].shape[1] = p->shape[1];
         if (p->hf_transposed) {
             transpose(tmp + p->offset, data, p->shape[0], p->shape[1]);
@@ -65,7 +68,9 @@ weights_save_buffer(const struct param_table *table, const struct ops *ops,
             t[i].shape[1] = p->shape[0];
         }
         t[i].data = data;
-        t[i].nbytes = p->numel * sizeof(float);
+        t[i].nbytes = (size_t)t[i].shape[0] *
+                      (size_t)(p->ndim == 2 ? t[i].shape[1] : 1) *
+                      sizeof(float);
     }
     for (size_t i = 0; i < n_extra; i++)
         t[table->n + i] = extra[i];
@@ -107,7 +112,8 @@ weights_load_buffer(const struct param_table *table, const struct ops *ops,
                     float *buf, const char *prefix, const struct st_file *f,
                     size_t *n_unused, struct st_err *err)
 {
-    float *host = malloc(table->total * sizeof(float));
+    /* (calloc: the pads, and a vocabulary's pad rows, stay zero.) */
+    float *host = calloc(table->total ? table->total : 1, sizeof(float));
     size_t plen = strlen(prefix), used = 0;
     char name[PARAM_NAME_MAX + 64];
     int rc = -1;
@@ -119,8 +125,9 @@ weights_load_buffer(const struct param_table *table, const struct ops *ops,
     for (size_t i = 0; i < table->n; i++) {
         const struct param_tensor *p = &table->t[i];
         const struct st_tensor *s;
-        int64_t d0 = p->hf_transposed ? p->shape[1] : p->shape[0];
-        int64_t d1 = p->hf_transposed ? p->shape[0] : p->shape[1];
+        int64_t rows = params_rows_saved(p);
+        int64_t d0 = p->hf_transposed ? p->shape[1] : rows;
+        int64_t d1 = p->hf_transposed ? rows : p->shape[1];
 
         if (plen >= 64) {
             set_err(err, "prefix %s too long", prefix);
@@ -152,7 +159,9 @@ weights_load_buffer(const struct param_table *table, const struct ops *ops,
         if (p->hf_transposed)
             transpose(host + p->offset, s->data, d0, d1);
         else
-            memcpy(host + p->offset, s->data, p->numel * sizeof(float));
+            memcpy(host + p->offset, s->data,
+                   (size_t)rows * (size_t)(p->ndim == 2 ? p->shape[1] : 1) *
+                       sizeof(float));
         used++;
     }
     ops->upload(buf, host, table->total * sizeof(float));

@@ -112,7 +112,23 @@ static const struct spec specs[] = {
       "override the config's (-1: keep)"),
     I(seed, "1234", 0, BIG, "data and dropout seed"),
     B(check_accuracy, "0", "dropouts off"),
-    SC(device, "auto", "cpu|cuda|auto", "cpu, cuda or auto"),
+    SC(device, "auto", "cpu|cuda|auto",
+       "cpu, cuda or auto (CUDA when built with it and a GPU is visible)"),
+    B(use_amp, "0",
+      "mixed precision: compute in --amp_dtype, fp32 master weights"),
+    SC(amp_dtype, "bfloat16", "bfloat16|float16", "--use_amp's compute dtype"),
+    SC(fp16_opt_level, "O2", "O1|O2",
+       "AMP level (both: a 16-bit compute copy, fp32 master weights)"),
+    D(scale_loss, "32768", 0, HUGE_VAL, LO_OPEN,
+      "float16: the initial loss scale"),
+    B(use_dynamic_loss_scaling, "1",
+      "float16: grow and shrink the loss scale (else keep it)"),
+    I(incr_every_n_steps, "2000", 1, BIG,
+      "float16: grow the scale after N finite steps in a row"),
+    I(decr_every_n_nan_or_inf, "1", 1, BIG,
+      "float16: shrink it after N non-finite steps (skipped)"),
+    D(incr_ratio, "2", 1, HUGE_VAL, LO_OPEN, "float16: the growth factor"),
+    D(decr_ratio, "0.5", 0, 1, LO_OPEN | HI_OPEN, "float16: the shrink factor"),
     SC(lr_decay_style, "auto", "linear|cosine|auto",
        "linear, cosine or auto (ERNIE linear, GPT cosine)"),
     D(masked_lm_prob, "0.15", 0, 1, 0, NULL),
@@ -152,6 +168,7 @@ enum alias_kind {
     AL_REFUSED, /* refused (why) */
     AL_CHOICE,  /* words mapped to target values: arg "from=to|..." */
     AL_EPOCHS,  /* num_train_epochs: only beside max_steps */
+    AL_AMP,     /* a boolean: true sets use_amp and amp_dtype = arg */
 };
 
 struct alias {
@@ -190,20 +207,16 @@ static const struct alias aliases[] = {
     { "logging_strategy", AL_CHOICE, NULL, "steps=",
       "a log line is written every --logging_steps optimizer steps", 0 },
     { "optim", AL_CHOICE, NULL, "adamw=", "the optimizer is AdamW", 0 },
-    { "fp16", AL_FALSE, NULL, NULL,
-      "this trainer computes in fp32 only (the CPU backend)", 1 },
-    { "bf16", AL_FALSE, NULL, NULL,
-      "this trainer computes in fp32 only (the CPU backend)", 1 },
+    { "fp16", AL_AMP, NULL, "float16", NULL, 1 },
+    { "bf16", AL_AMP, NULL, "bfloat16", NULL, 1 },
     { "fp16_full_eval", AL_FALSE, NULL, NULL,
-      "this trainer computes in fp32 only (the CPU backend)", 1 },
+      "evaluation computes as training does (--use_amp)", 1 },
     { "bf16_full_eval", AL_FALSE, NULL, NULL,
-      "this trainer computes in fp32 only (the CPU backend)", 1 },
-    { "fp16_opt_level", AL_IGNORED, NULL, NULL,
-      "it applies with --fp16 only, which is not supported", 0 },
+      "evaluation computes as training does (--use_amp)", 1 },
     { "amp_master_grad", AL_IGNORED, NULL, NULL,
-      "it applies with --fp16 or --bf16 only, which are not supported", 1 },
-    { "scale_loss", AL_IGNORED, NULL, NULL,
-      "it applies with --fp16 only, which is not supported", 0 },
+      "the gradients are fp32 here whatever --use_amp", 1 },
+    /* Paddle's GradScaler's name of --scale_loss */
+    { "init_loss_scaling", AL_SAME, "scale_loss", NULL, NULL, 0 },
     { "do_train", AL_TRUE, NULL, NULL, "train always trains", 1 },
     { "overwrite_output_dir", AL_FALSE, NULL, NULL,
       "a run resumes from output_dir/model_last; start afresh in another "
@@ -556,6 +569,15 @@ set_alias(struct parse *p, const struct alias *al, const char *v,
         snprintf(p->epochs_shown, sizeof(p->epochs_shown), "%s", shown);
         p->epochs = p->epochs_shown;
         return 0;
+    case AL_AMP: /* PaddleNLP's --fp16, --bf16 */
+        if (parse_bool(v, &b) < 0)
+            return fail(p, "%s '%s': must be true or false (or 1 or 0)", shown,
+                        v);
+        if (!b)
+            return 0;
+        if (set(p, find_spec("use_amp"), "1", shown) < 0)
+            return -1;
+        return set(p, find_spec("amp_dtype"), al->arg, shown);
     case AL_CHOICE:
         for (const char *c = al->arg; c != NULL;) {
             const char *eq = strchr(c, '='), *end = strchr(c, '|');

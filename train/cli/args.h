@@ -39,6 +39,15 @@ struct train_args {
     int seed;
     int check_accuracy; /* dropouts forced to 0 */
     char *device;       /* cpu | cuda | auto */
+    /* Mixed precision (PaddleNLP's names; the float16 loss scaling is
+     * Paddle's GradScaler's). */
+    int use_amp;
+    char *amp_dtype;      /* bfloat16 | float16 */
+    char *fp16_opt_level; /* O1 | O2: the same here */
+    double scale_loss;    /* float16: the initial loss scale */
+    int use_dynamic_loss_scaling;
+    int incr_every_n_steps, decr_every_n_nan_or_inf;
+    double incr_ratio, decr_ratio;
     char
         *lr_decay_style; /* linear | cosine | auto (ernie linear, gpt cosine) */
     double masked_lm_prob, short_seq_prob;

@@ -624,6 +624,17 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.name = "mpi";
     m->base.rank = rank;
     m->base.world = world;
+    m->base.local_rank = comm_local_rank_env();
+    if (m->base.local_rank < 0) { /* the ranks sharing this node's memory */
+        MPI_Comm node;
+
+        m->base.local_rank = 0;
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+                                MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+            MPI_Comm_rank(node, &m->base.local_rank);
+            MPI_Comm_free(&node);
+        }
+    }
     m->base.group_size = mpi_group_size;
     m->base.group_rank = mpi_group_rank;
     m->base.all_reduce_sum = mpi_all_reduce;
@@ -683,6 +694,27 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
 }
 
 #endif
+
+int
+comm_local_rank_env(void)
+{
+    static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                        "LOCAL_RANK" };
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r;
+
+        if (v == NULL || *v == '\0')
+            continue;
+        r = strtol(v, &end, 10);
+        if (*end == '\0' && r >= 0 && r < 1 << 20)
+            return (int)r;
+    }
+    return -1;
+}
 
 int
 comm_launched_by_mpi(void)

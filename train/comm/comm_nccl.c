@@ -4,10 +4,11 @@
  * the job and carries the bootstrap (comm_mpi: the layout, rank 0's
  * ncclUniqueId broadcast to every rank, barriers); each group of the
  * layout is a communicator split from the world one with the colors of
- * comm_layout_split().  Collectives run on one stream of this rank's GPU
- * (OMPI_COMM_WORLD_LOCAL_RANK modulo the GPUs it sees) and return once
- * done; the nonblocking all-reduce is enqueued and waited for by
- * wait_all().  Ranges (sharding) are one grouped ncclReduce or
+ * comm_layout_split().  Collectives run on the GPU and stream the compute
+ * backend hands over (ops->device, ops->queue(): after the ops queued
+ * before them; else the local rank's GPU and a stream of its own) and
+ * return once done; the nonblocking all-reduce is enqueued and waited for
+ * by wait_all().  Ranges (sharding) are one grouped ncclReduce or
  * ncclBroadcast per owner, so they may differ in length.
  *
  * The wait polls the stream: past the timeout, or on an asynchronous
@@ -31,6 +32,7 @@ struct comm_nccl {
     ncclComm_t group[COMM_N_GROUPS];
     int size[COMM_N_GROUPS], coord[COMM_N_GROUPS];
     cudaStream_t stream;
+    int own_stream; /* made here (else the compute backend's) */
     double timeout;
     enum comm_group pending_group; /* of the enqueued nonblocking ones */
     int pending;
@@ -408,7 +410,7 @@ nccl_destroy(struct comm *c)
     for (int g = 0; g < COMM_N_GROUPS; g++)
         if (n->group[g] != NULL)
             ncclCommDestroy(n->group[g]);
-    if (n->stream)
+    if (n->stream && n->own_stream)
         cudaStreamDestroy(n->stream);
     if (n->boot)
         n->boot->destroy(n->boot); /* MPI_Finalize */
@@ -425,12 +427,11 @@ fail(struct comm_nccl *n, char *err, size_t err_len, const char *what,
 }
 
 struct comm *
-comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
+comm_nccl(struct comm *boot, int device, void *stream, double timeout,
           char *err, size_t err_len)
 {
     struct comm_nccl *n = calloc(1, sizeof(*n));
     struct comm_layout full;
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     int color[COMM_N_GROUPS], key[COMM_N_GROUPS], devices = 0;
     ncclUniqueId id;
     ncclResult_t rc;
@@ -438,15 +439,13 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
 
     if (n == NULL) {
         snprintf(err, err_len, "out of memory");
+        boot->destroy(boot);
         return NULL;
     }
-    /* MPI's own watchdog would not see the GPU's waits: this one does. */
-    n->boot = comm_mpi(argc, argv, l, 0, err, err_len);
-    if (n->boot == NULL) {
-        free(n);
-        return NULL;
-    }
-    n->base = *n->boot; /* rank and world */
+    /* (Give boot no watchdog: MPI's would not see the GPU's waits; this
+     * one does.) */
+    n->boot = boot;
+    n->base = *n->boot; /* rank, world, local rank */
     memset(n->base.sent, 0, sizeof(n->base.sent));
     n->base.name = "nccl";
     n->timeout = timeout;
@@ -454,11 +453,17 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
         return fail(n, err, err_len, "no GPU",
                     ce != cudaSuccess ? cudaGetErrorString(ce)
                                       : "cudaGetDeviceCount found none");
-    if ((ce = cudaSetDevice((local ? atoi(local) : n->base.rank) % devices)) !=
-            cudaSuccess ||
-        (ce = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking)) !=
-            cudaSuccess)
+    if ((ce = cudaSetDevice(device >= 0 ? device
+                                        : n->base.local_rank % devices)) !=
+        cudaSuccess)
         return fail(n, err, err_len, "GPU setup", cudaGetErrorString(ce));
+    n->stream = (cudaStream_t)stream;
+    if (n->stream == NULL) {
+        if ((ce = cudaStreamCreateWithFlags(
+                 &n->stream, cudaStreamNonBlocking)) != cudaSuccess)
+            return fail(n, err, err_len, "GPU setup", cudaGetErrorString(ce));
+        n->own_stream = 1;
+    }
     if (n->base.rank == 0 && (rc = ncclGetUniqueId(&id)) != ncclSuccess)
         return fail(n, err, err_len, "ncclGetUniqueId", ncclGetErrorString(rc));
     if (n->boot->broadcast(n->boot, &id, sizeof(id), 0, COMM_WORLD) < 0)
@@ -467,8 +472,11 @@ comm_nccl(int *argc, char ***argv, const struct comm_layout *l, double timeout,
                                n->base.rank)) != ncclSuccess)
         return fail(n, err, err_len, "ncclCommInitRank",
                     ncclGetErrorString(rc));
-    full = *l;
+    /* The layout, from boot's groups. */
+    full.tp = n->boot->group_size(n->boot, COMM_TP);
+    full.sharding = n->boot->group_size(n->boot, COMM_SHARDING);
     full.dp = n->boot->group_size(n->boot, COMM_DP);
+    full.pp = n->boot->group_size(n->boot, COMM_PP);
     comm_layout_split(&full, n->base.rank, color, key);
     for (int g = 0; g < COMM_N_GROUPS; g++) {
         n->size[g] = n->boot->group_size(n->boot, (enum comm_group)g);

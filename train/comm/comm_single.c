@@ -256,5 +256,8 @@ static struct comm the_single = {
 struct comm *
 comm_single(void)
 {
+    int local = comm_local_rank_env();
+
+    the_single.local_rank = local > 0 ? local : 0;
     return &the_single;
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ops_cpu.c: the CPU backend of the compute interface (ops.h), the
- * reference every faster backend is tested against.  GEMMs go to OpenBLAS
- * (its OpenMP build, so it shares our thread pool), everything else is
- * plain loops under `omp parallel for schedule(static)`.
+ * reference every faster backend is tested against: its fp32 kernels,
+ * memory and status, and the float32 table (ops_cpu_emulated.c builds the
+ * bfloat16 and float16 ones on these kernels).  GEMMs go to OpenBLAS (its
+ * OpenMP build, so it shares our thread pool), everything else is plain
+ * loops under `omp parallel for schedule(static)`.  Backend memory is
+ * host memory: ops run at once, uploads are copies, and the only failure
+ * is running out of memory (recorded, sticky, as ops.h says).
  *
  * Determinism: no reduction is split across threads.  A sum over rows
  * (bias and LayerNorm parameter gradients, embedding and scatter
@@ -16,12 +20,12 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "ops.h"
+#include "cpu_int.h"
 
 /* Columns per task of the column-parallel reductions: one 64-byte line. */
 #define COL_BLOCK 16
@@ -43,16 +47,108 @@ imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* ------------------------------------------------------------ status */
+
+static char cpu_error_msg[512];
+static int cpu_error_set;
+
+void
+cpu_fail(const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (cpu_error_set)
+        return; /* the first failure is the one to report */
+    n = snprintf(cpu_error_msg, sizeof(cpu_error_msg), "cpu: ");
+    va_start(ap, fmt);
+    vsnprintf(cpu_error_msg + n, sizeof(cpu_error_msg) - (size_t)n, fmt, ap);
+    va_end(ap);
+    cpu_error_set = 1;
+}
+
+int
+cpu_failed(void)
+{
+    return cpu_error_set;
+}
+
+static int
+cpu_sync(void)
+{
+    return cpu_error_set ? -1 : 0;
+}
+
+static const char *
+cpu_error(void)
+{
+    return cpu_error_msg;
+}
+
+/* A field of /proc/meminfo or /proc/self/status ("MemAvailable:") in
+ * bytes, or 0. */
+static size_t
+proc_kb(const char *path, const char *field)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    size_t len = strlen(field), kb = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, field, len) == 0) {
+            kb = strtoull(line + len, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb * 1024;
+}
+
+static void
+cpu_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak_bytes)
+{
+    if (free_bytes)
+        *free_bytes = proc_kb("/proc/meminfo", "MemAvailable:");
+    if (total_bytes)
+        *total_bytes = proc_kb("/proc/meminfo", "MemTotal:");
+    if (peak_bytes)
+        *peak_bytes = proc_kb("/proc/self/status", "VmHWM:");
+}
+
 /* ------------------------------------------------------------ memory */
 
-static void *
-cpu_alloc(size_t bytes)
-{
-    size_t len = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, len ? len : 64);
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
+static void *
+aligned_zeroed(size_t bytes, size_t align)
+{
+    size_t len = (bytes + align - 1) / align * align;
+    void *p;
+
+    if (len < bytes) /* (overflow) */
+        return NULL;
+    p = aligned_alloc(align, len ? len : align);
     if (p != NULL)
         memset(p, 0, len);
+    return p;
+}
+
+static void *
+cpu_alloc(size_t bytes, const char *what)
+{
+    void *p;
+    size_t avail, total;
+
+    if (cpu_error_set)
+        return NULL;
+    p = aligned_zeroed(bytes, 256);
+    if (p == NULL) {
+        cpu_mem_info(&avail, &total, NULL);
+        cpu_fail("out of memory: alloc of %.2f GiB (%s) with %.2f GiB free "
+                 "of %.2f GiB",
+                 bytes / GIB, what ? what : "?", avail / GIB, total / GIB);
+    }
     return p;
 }
 
@@ -62,40 +158,84 @@ cpu_release(void *p)
     free(p);
 }
 
+void *
+cpu_scratch(size_t bytes, const char *op)
+{
+    void *p = aligned_zeroed(bytes, 64);
+
+    if (p == NULL)
+        cpu_fail("out of memory: %.2f GiB of scratch in %s", bytes / GIB, op);
+    return p;
+}
+
+void
+cpu_scratch_free(void *p)
+{
+    free(p);
+}
+
+/* Host memory is as good as pinned here: plain malloc. */
+static void *
+cpu_host_alloc(size_t bytes)
+{
+    return aligned_zeroed(bytes, 64);
+}
+
+static void
+cpu_host_release(void *p)
+{
+    free(p);
+}
+
+static int
+cpu_download(void *host_dst, const void *src, size_t bytes)
+{
+    if (cpu_error_set)
+        return -1;
+    memcpy(host_dst, src, bytes);
+    return 0;
+}
+
 static void
 cpu_copy(void *dst, const void *src, size_t bytes)
 {
-    memcpy(dst, src, bytes);
+    if (!cpu_error_set && bytes > 0)
+        memcpy(dst, src, bytes);
+}
+
+/* Uploads are copies; the ops run in order, so there is nothing to wait
+ * for. */
+static void
+cpu_upload_wait(void)
+{
 }
 
 static void
 cpu_zero(void *p, size_t bytes)
 {
-    memset(p, 0, bytes);
+    if (!cpu_error_set && bytes > 0)
+        memset(p, 0, bytes);
 }
 
-/* Zero the partial pages at the ends; hand the whole pages inside back
- * (MADV_DONTNEED: anonymous memory reads as zero until written again). */
-static void
-cpu_discard(void *p, size_t bytes)
+static void *
+cpu_queue(void)
 {
-    uintptr_t a = (uintptr_t)p, b = a + bytes;
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a2 = (a + pg - 1) / pg * pg, b2 = b / pg * pg;
+    return NULL;
+}
 
-    if (b2 <= a2 + pg || madvise((void *)a2, b2 - a2, MADV_DONTNEED) != 0) {
-        memset(p, 0, bytes);
-        return;
-    }
-    memset(p, 0, a2 - a);
-    memset((void *)b2, 0, b - b2);
+static void
+cpu_cast_op(void *dst, enum ops_dtype dst_type, const void *src,
+            enum ops_dtype src_type, size_t n)
+{
+    if (!cpu_error_set)
+        cpu_cast(dst, dst_type, src, src_type, n);
 }
 
 /* ------------------------------------------------------------ linear */
 
-static void
-cpu_linear_fwd(float *y, const float *x, const float *w, const float *b, int M,
-               int K, int N)
+void
+cpu_f32_linear_fwd(float *y, const float *x, const float *w, const float *b,
+                   int M, int K, int N)
 {
     if (M == 0 || N == 0)
         return;
@@ -143,9 +283,9 @@ col_sums_add(float *db, const float *dy, int M, int N)
     }
 }
 
-static void
-cpu_linear_bwd(float *dx, float *dw, float *db, const float *dy, const float *x,
-               const float *w, int M, int K, int N)
+void
+cpu_f32_linear_bwd(float *dx, float *dw, float *db, const float *dy,
+                   const float *x, const float *w, int M, int K, int N)
 {
     if (M == 0 || N == 0 || K == 0)
         return;
@@ -161,9 +301,9 @@ cpu_linear_bwd(float *dx, float *dw, float *db, const float *dy, const float *x,
 
 /* ------------------------------------------------------------ rows */
 
-static void
-cpu_embed_fwd(float *y, const int32_t *ids, const float *table, int n, int C,
-              int accumulate)
+void
+cpu_f32_embed_fwd(float *y, const int32_t *ids, const float *table, int n,
+                  int C, int accumulate)
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
@@ -208,22 +348,16 @@ rows_add(float *dx, const float *dy, const int32_t *rows, int n, int C,
     }
 }
 
-static void
-cpu_embed_bwd(float *dtable, const float *dy, const int32_t *ids, int n, int C,
-              int32_t skip_id)
+void
+cpu_f32_embed_bwd(float *dtable, const float *dy, const int32_t *ids, int n,
+                  int C, int32_t skip_id)
 {
     rows_add(dtable, dy, ids, n, C, skip_id);
 }
 
-static void
-cpu_gather_rows(float *y, const float *x, const int32_t *rows, int n, int C)
-{
-    cpu_embed_fwd(y, rows, x, n, C, 0);
-}
-
-static void
-cpu_scatter_add_rows(float *dx, const float *dy, const int32_t *rows, int n,
-                     int C)
+void
+cpu_f32_scatter_add_rows(float *dx, const float *dy, const int32_t *rows, int n,
+                         int C)
 {
     rows_add(dx, dy, rows, n, C, -1);
 }
@@ -232,9 +366,9 @@ cpu_scatter_add_rows(float *dx, const float *dy, const int32_t *rows, int n,
 
 /* Mean and variance in two passes over the row, each accumulated in
  * double, so eps = 1e-12 (ERNIE) still sees an exact variance. */
-static void
-cpu_layernorm_fwd(float *y, float *mean, float *rstd, const float *x,
-                  const float *w, const float *b, int n, int C, float eps)
+void
+cpu_f32_layernorm_fwd(float *y, float *mean, float *rstd, const float *x,
+                      const float *w, const float *b, int n, int C, float eps)
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
@@ -325,10 +459,10 @@ layernorm_dwdb(float *dw, float *db, const float *dy, const float *x,
     }
 }
 
-static void
-cpu_layernorm_bwd(float *dx, float *dw, float *db, const float *dy,
-                  const float *x, const float *w, const float *mean,
-                  const float *rstd, int n, int C)
+void
+cpu_f32_layernorm_bwd(float *dx, float *dw, float *db, const float *dy,
+                      const float *x, const float *w, const float *mean,
+                      const float *rstd, int n, int C)
 {
     if (dx != NULL)
         layernorm_dx(dx, dy, x, w, mean, rstd, n, C);
@@ -454,8 +588,8 @@ act_bwd_span(float *dx, const float *dy, const float *x, size_t n,
     }
 }
 
-static void
-cpu_act_fwd(float *y, const float *x, size_t n, enum ops_act act)
+void
+cpu_f32_act_fwd(float *y, const float *x, size_t n, enum ops_act act)
 {
     long spans = (long)((n + SPAN - 1) / SPAN);
 
@@ -467,9 +601,9 @@ cpu_act_fwd(float *y, const float *x, size_t n, enum ops_act act)
     }
 }
 
-static void
-cpu_act_bwd(float *dx, const float *dy, const float *x, size_t n,
-            enum ops_act act)
+void
+cpu_f32_act_bwd(float *dx, const float *dy, const float *x, size_t n,
+                enum ops_act act)
 {
     long spans = (long)((n + SPAN - 1) / SPAN);
 
@@ -483,24 +617,24 @@ cpu_act_bwd(float *dx, const float *dy, const float *x, size_t n,
 
 /* ------------------------------------------------------------ elementwise */
 
-static void
-cpu_add(float *y, const float *a, const float *b, size_t n)
+void
+cpu_f32_add(float *y, const float *a, const float *b, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         y[i] = a[i] + b[i];
 }
 
-static void
-cpu_accumulate(float *y, const float *x, size_t n)
+void
+cpu_f32_accumulate(float *y, const float *x, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         y[i] += x[i];
 }
 
-static void
-cpu_scale(float *x, size_t n, float s)
+void
+cpu_f32_scale(float *x, size_t n, float s)
 {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -514,8 +648,8 @@ dropout_factor(uint64_t seed, uint64_t i, float p, float scale)
     return ops_dropout_uniform(seed, i) >= p ? scale : 0.0f;
 }
 
-static void
-cpu_dropout_fwd(float *y, const float *x, size_t n, float p, uint64_t seed)
+void
+cpu_f32_dropout_fwd(float *y, const float *x, size_t n, float p, uint64_t seed)
 {
     float scale;
 
@@ -531,14 +665,15 @@ cpu_dropout_fwd(float *y, const float *x, size_t n, float p, uint64_t seed)
         y[i] = x[i] * dropout_factor(seed, i, p, scale);
 }
 
-static void
-cpu_dropout_bwd(float *dx, const float *dy, size_t n, float p, uint64_t seed)
+void
+cpu_f32_dropout_bwd(float *dx, const float *dy, size_t n, float p,
+                    uint64_t seed)
 {
     float scale;
 
     assert(p >= 0.0f && p < 1.0f);
     if (p == 0.0f) {
-        cpu_accumulate(dx, dy, n);
+        cpu_f32_accumulate(dx, dy, n);
         return;
     }
     scale = 1.0f / (1.0f - p);
@@ -635,10 +770,10 @@ attention_pv_dropped(float *out_h, const float *att_h, const struct head *hd,
     }
 }
 
-static void
-cpu_attention_fwd(float *out, float *att, const float *qkv,
-                  const float *key_bias, int B, int T, int C, int NH, int h0,
-                  int NH_all, int causal, float p, uint64_t seed)
+void
+cpu_f32_attention_fwd(float *out, float *att, const float *qkv,
+                      const float *key_bias, int B, int T, int C, int NH,
+                      int h0, int NH_all, int causal, float p, uint64_t seed)
 {
     int D = C / NH;
     float alpha = 1.0f / sqrtf((float)D);
@@ -694,16 +829,15 @@ softmax_bwd_rows(float *s, const float *att_h, int T)
     }
 }
 
-static void
-cpu_attention_bwd(float *dqkv, float *scratch, const float *dout,
-                  const float *qkv, const float *att, int B, int T, int C,
-                  int NH, int h0, int NH_all, int causal, float p,
-                  uint64_t seed)
+void
+cpu_f32_attention_bwd(float *dqkv, float *scratch, const float *dout,
+                      const float *qkv, const float *att, int B, int T, int C,
+                      int NH, int h0, int NH_all, float p, uint64_t seed)
 {
     int D = C / NH;
     float alpha = 1.0f / sqrtf((float)D);
 
-    (void)causal; /* att is 0 on masked keys, which is all backward needs */
+    /* (Causal or not: att is 0 on masked keys, all backward needs.) */
     assert(C % NH == 0 && p >= 0.0f && p < 1.0f && h0 + NH <= NH_all);
 #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
@@ -770,10 +904,11 @@ xent_row(float *d, const float *x, int t, int V, float dscale)
     return loss;
 }
 
-static void
-cpu_xent(float *losses, float *dlogits, const float *logits,
-         const int32_t *targets, int n, int V, float dscale)
+void
+cpu_f32_xent(float *losses, float *dlogits, const float *logits,
+             const int32_t *targets, int n, int V, int V_valid, float dscale)
 {
+    assert(V_valid >= 0 && V_valid <= V);
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
         const float *x = logits + (size_t)i * V;
@@ -786,15 +921,17 @@ cpu_xent(float *losses, float *dlogits, const float *logits,
                 memset(d, 0, (size_t)V * sizeof(float));
             continue;
         }
-        assert(t < V);
-        losses[i] = xent_row(d, x, t, V, dscale);
+        assert(t < V_valid);
+        losses[i] = xent_row(d, x, t, V_valid, dscale);
+        if (d != NULL && V > V_valid) /* the vocabulary's pad columns */
+            memset(d + V_valid, 0, (size_t)(V - V_valid) * sizeof(float));
     }
 }
 
 /* Vocab-parallel cross-entropy: the same sums as xent_row, split over
  * the shards of the vocab (see ops.h). */
-static void
-cpu_xent_max(float *rowmax, const float *logits, int n, int V, int V_valid)
+void
+cpu_f32_xent_max(float *rowmax, const float *logits, int n, int V, int V_valid)
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
@@ -825,9 +962,9 @@ sum_exp(const float *x, int V_valid, float max)
     return sum;
 }
 
-static void
-cpu_xent_partial(double *sums, const float *logits, const float *rowmax,
-                 const int32_t *targets, int n, int V, int V_valid, int v0)
+void
+cpu_f32_xent_partial(double *sums, const float *logits, const float *rowmax,
+                     const int32_t *targets, int n, int V, int V_valid, int v0)
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
@@ -839,10 +976,11 @@ cpu_xent_partial(double *sums, const float *logits, const float *rowmax,
     }
 }
 
-static void
-cpu_xent_finish(float *losses, float *dlogits, const float *logits,
-                const float *rowmax, const double *sums, const int32_t *targets,
-                int n, int V, int V_valid, int v0, float dscale)
+void
+cpu_f32_xent_finish(float *losses, float *dlogits, const float *logits,
+                    const float *rowmax, const double *sums,
+                    const int32_t *targets, int n, int V, int V_valid, int v0,
+                    float dscale)
 {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) {
@@ -909,20 +1047,96 @@ cpu_sumsq(const float *x, size_t n)
     return total;
 }
 
+/* acc[0] += scale * the sum of x in index order, in double (a
+ * micro-batch's losses: as many as its rows, a pass of no consequence). */
+static void
+cpu_sum_acc(double *acc, const float *x, size_t n, double scale)
+{
+    double s = 0;
+
+    if (cpu_error_set)
+        return;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    acc[0] += scale * s;
+}
+
+static void
+cpu_sumsq_acc(double *acc, const float *x, size_t n)
+{
+    if (!cpu_error_set)
+        acc[0] += cpu_sumsq(x, n);
+}
+
+static void
+cpu_loss_check(struct ops_step *st, const double *loss, int64_t step)
+{
+    if (!cpu_error_set && !isfinite(*loss) && st->bad_step == -1)
+        st->bad_step = step;
+}
+
+static void
+cpu_step_prepare(struct ops_step *st, const struct ops_step_opts *o)
+{
+    double scale = st->loss_scale, ss = st->sumsq;
+
+    if (cpu_error_set)
+        return;
+    if (!isfinite(ss)) {
+        st->skip = 1;
+        st->grad_scale = 0.0f;
+        st->n_skipped++;
+    } else {
+        /* Paddle's ClipGradByGlobalNorm: clip / max(norm, clip). */
+        double norm = sqrt(ss) / scale;
+        double clip =
+            o->max_norm > 0 ? o->max_norm / fmax(norm, o->max_norm) : 1.0;
+
+        st->skip = 0;
+        st->grad_scale = (float)(clip / scale);
+    }
+    st->sumsq = ss / (scale * scale);
+    if (!o->dynamic)
+        return;
+    /* Paddle's update of the loss scaling (AmpScaler._update). */
+    if (st->skip) {
+        st->good_steps = 0;
+        if (++st->bad_steps >= o->decr_every) {
+            double s = scale * o->decr_ratio;
+
+            st->loss_scale = (float)(s < o->min_scale ? o->min_scale : s);
+            st->bad_steps = 0;
+        }
+    } else {
+        st->bad_steps = 0;
+        if (++st->good_steps >= o->incr_every) {
+            float s = (float)(scale * o->incr_ratio);
+
+            if (isfinite(s))
+                st->loss_scale = s;
+            st->good_steps = 0;
+        }
+    }
+}
+
 /* As torch.optim.AdamW (non-fused, foreach or not): the bias corrections,
  * step size and decay factor in double (Python floats), rounded to float
  * once; the per-element update in float. */
-static void
-cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr,
-          float b1, float b2, float eps, float wd, float grad_scale, int t)
+void
+cpu_f32_adamw(float *p, const float *grad, float *m, float *v, size_t n,
+              float lr, float b1, float b2, float eps, float wd,
+              const struct ops_step *st)
 {
+    int t = st->t + 1;
     double bc1 = 1.0 - pow(b1, t);
     float step = (float)(lr / bc1);
     float bc2_sqrt = (float)sqrt(1.0 - pow(b2, t));
     float decay = (float)(1.0 - (double)lr * wd);
     float c1 = (float)(1.0 - b1), c2 = (float)(1.0 - b2);
+    float grad_scale = st->grad_scale;
 
-    assert(t >= 1);
+    if (st->skip)
+        return;
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i] * grad_scale;
@@ -936,47 +1150,339 @@ cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr,
     }
 }
 
-/* ------------------------------------------------------------ table */
+static void
+cpu_adamw(float *p, void *pc, const float *grad, float *m, float *v, size_t n,
+          float lr, float b1, float b2, float eps, float wd,
+          const struct ops_step *st)
+{
+    if (cpu_error_set || st->skip)
+        return;
+    cpu_f32_adamw(p, grad, m, v, n, lr, b1, b2, eps, wd, st);
+    if (pc != NULL && pc != p)
+        memcpy(pc, p, n * sizeof(float));
+}
 
-static const struct ops cpu_ops = {
+static void
+cpu_step_finish(struct ops_step *st)
+{
+    if (!cpu_error_set && !st->skip)
+        st->t++;
+}
+
+/* ------------------------------------------------------------ the table */
+
+/* The float32 table's entries: the kernels above on backend memory, once
+ * the backend has not failed. */
+#define LIVE()            \
+    do {                  \
+        if (cpu_failed()) \
+            return;       \
+    } while (0)
+
+static void
+f32_linear_fwd(void *y, const void *x, const void *w, const void *b, int M,
+               int K, int N)
+{
+    LIVE();
+    cpu_f32_linear_fwd(y, x, w, b, M, K, N);
+}
+
+static void
+f32_linear_act_fwd(void *y, void *pre, const void *x, const void *w,
+                   const void *b, int M, int K, int N, enum ops_act act)
+{
+    LIVE();
+    cpu_f32_linear_fwd(pre, x, w, b, M, K, N);
+    cpu_f32_act_fwd(y, pre, (size_t)M * (size_t)N, act);
+}
+
+static void
+f32_linear_bwd(void *dx, float *dw, float *db, const void *dy, const void *x,
+               const void *w, int M, int K, int N)
+{
+    LIVE();
+    cpu_f32_linear_bwd(dx, dw, db, dy, x, w, M, K, N);
+}
+
+static void
+f32_embed_fwd(void *y, const int32_t *ids, const void *table, int n, int C,
+              int accumulate)
+{
+    LIVE();
+    cpu_f32_embed_fwd(y, ids, table, n, C, accumulate);
+}
+
+static void
+f32_embed_bwd(float *dtable, const void *dy, const int32_t *ids, int n, int C,
+              int32_t skip_id)
+{
+    LIVE();
+    cpu_f32_embed_bwd(dtable, dy, ids, n, C, skip_id);
+}
+
+static void
+f32_layernorm_fwd(void *y, float *mean, float *rstd, const void *x,
+                  const void *w, const void *b, int n, int C, float eps)
+{
+    LIVE();
+    cpu_f32_layernorm_fwd(y, mean, rstd, x, w, b, n, C, eps);
+}
+
+static void
+f32_residual_layernorm_fwd(void *r, void *y, float *mean, float *rstd,
+                           const void *a, const void *bb, const void *w,
+                           const void *b, int n, int C, float eps)
+{
+    LIVE();
+    cpu_f32_add(r, a, bb, (size_t)n * (size_t)C);
+    cpu_f32_layernorm_fwd(y, mean, rstd, r, w, b, n, C, eps);
+}
+
+static void
+f32_layernorm_bwd(void *dx, float *dw, float *db, const void *dy, const void *x,
+                  const void *w, const float *mean, const float *rstd, int n,
+                  int C)
+{
+    LIVE();
+    cpu_f32_layernorm_bwd(dx, dw, db, dy, x, w, mean, rstd, n, C);
+}
+
+static void
+f32_act_fwd(void *y, const void *x, size_t n, enum ops_act act)
+{
+    LIVE();
+    cpu_f32_act_fwd(y, x, n, act);
+}
+
+static void
+f32_act_bwd(void *dx, const void *dy, const void *x, size_t n, enum ops_act act)
+{
+    LIVE();
+    cpu_f32_act_bwd(dx, dy, x, n, act);
+}
+
+static void
+f32_add(void *y, const void *a, const void *b, size_t n)
+{
+    LIVE();
+    cpu_f32_add(y, a, b, n);
+}
+
+static void
+f32_accumulate(void *y, const void *x, size_t n)
+{
+    LIVE();
+    cpu_f32_accumulate(y, x, n);
+}
+
+static void
+f32_scale(void *x, size_t n, float s)
+{
+    LIVE();
+    cpu_f32_scale(x, n, s);
+}
+
+static void
+f32_accumulate_f32(float *y, const float *x, size_t n)
+{
+    LIVE();
+    cpu_f32_accumulate(y, x, n);
+}
+
+static void
+f32_scale_f32(float *x, size_t n, float s)
+{
+    LIVE();
+    cpu_f32_scale(x, n, s);
+}
+
+static void
+f32_dropout_fwd(void *y, const void *x, size_t n, float p, uint64_t seed)
+{
+    LIVE();
+    cpu_f32_dropout_fwd(y, x, n, p, seed);
+}
+
+static void
+f32_dropout_bwd(void *dx, const void *dy, size_t n, float p, uint64_t seed)
+{
+    LIVE();
+    cpu_f32_dropout_bwd(dx, dy, n, p, seed);
+}
+
+/* The CPU keeps the attention probabilities [B, NH, T, T] in fp32 (every
+ * dtype), and backward stages as many floats in scratch. */
+static size_t
+cpu_attention_state_bytes(int B, int T, int NH)
+{
+    return (size_t)B * (size_t)NH * (size_t)T * (size_t)T * sizeof(float);
+}
+
+static size_t
+cpu_attention_scratch_bytes(int B, int T, int NH, int C)
+{
+    (void)C;
+    return cpu_attention_state_bytes(B, T, NH);
+}
+
+static void
+f32_attention_fwd(void *out, void *state, const void *qkv,
+                  const float *key_bias, int B, int T, int C, int NH, int h0,
+                  int NH_all, int causal, float p, uint64_t seed)
+{
+    LIVE();
+    cpu_f32_attention_fwd(out, state, qkv, key_bias, B, T, C, NH, h0, NH_all,
+                          causal, p, seed);
+}
+
+static void
+f32_attention_bwd(void *dqkv, void *scratch, const void *dout, const void *out,
+                  const void *qkv, const void *state, const float *key_bias,
+                  int B, int T, int C, int NH, int h0, int NH_all, int causal,
+                  float p, uint64_t seed)
+{
+    (void)out, (void)key_bias, (void)causal; /* all in the probabilities */
+    LIVE();
+    cpu_f32_attention_bwd(dqkv, scratch, dout, qkv, state, B, T, C, NH, h0,
+                          NH_all, p, seed);
+}
+
+float
+cpu_xent_scale(float dscale, const float *loss_scale)
+{
+    return loss_scale != NULL ? dscale * *loss_scale : dscale;
+}
+
+static void
+f32_xent(float *losses, void *dlogits, const void *logits,
+         const int32_t *targets, int n, int V, int V_valid, float dscale,
+         const float *loss_scale)
+{
+    LIVE();
+    cpu_f32_xent(losses, dlogits, logits, targets, n, V, V_valid,
+                 cpu_xent_scale(dscale, loss_scale));
+}
+
+static void
+f32_xent_max(float *rowmax, const void *logits, int n, int V, int V_valid)
+{
+    LIVE();
+    cpu_f32_xent_max(rowmax, logits, n, V, V_valid);
+}
+
+static void
+f32_xent_partial(double *sums, const void *logits, const float *rowmax,
+                 const int32_t *targets, int n, int V, int V_valid, int v0)
+{
+    LIVE();
+    cpu_f32_xent_partial(sums, logits, rowmax, targets, n, V, V_valid, v0);
+}
+
+static void
+f32_xent_finish(float *losses, void *dlogits, const void *logits,
+                const float *rowmax, const double *sums, const int32_t *targets,
+                int n, int V, int V_valid, int v0, float dscale,
+                const float *loss_scale)
+{
+    LIVE();
+    cpu_f32_xent_finish(losses, dlogits, logits, rowmax, sums, targets, n, V,
+                        V_valid, v0, cpu_xent_scale(dscale, loss_scale));
+}
+
+/* Rows are copied as they are, whatever the dtype: the same function
+ * serves every table. */
+void
+cpu_rows_copy(void *y, const void *x, const int32_t *rows, int n,
+              size_t row_bytes)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++)
+        memcpy((char *)y + (size_t)i * row_bytes,
+               (const char *)x + (size_t)rows[i] * row_bytes, row_bytes);
+}
+
+static void
+f32_gather_rows(void *y, const void *x, const int32_t *rows, int n, int C)
+{
+    LIVE();
+    cpu_rows_copy(y, x, rows, n, (size_t)C * sizeof(float));
+}
+
+static void
+f32_scatter_add_rows(void *dx, const void *dy, const int32_t *rows, int n,
+                     int C)
+{
+    LIVE();
+    cpu_f32_scatter_add_rows(dx, dy, rows, n, C);
+}
+
+/* Host memory, no streams: nothing to tear down. */
+static void
+cpu_close(void)
+{
+}
+
+const struct ops cpu_ops_f32 = {
     .name = "cpu",
+    .dtype = OPS_F32,
+    .device = -1,
+    .sync = cpu_sync,
+    .error = cpu_error,
+    .mem_info = cpu_mem_info,
     .alloc = cpu_alloc,
     .release = cpu_release,
+    .host_alloc = cpu_host_alloc,
+    .host_release = cpu_host_release,
+    .download = cpu_download,
     .upload = cpu_copy,
-    .download = cpu_copy,
+    .upload_async = cpu_copy,
+    .upload_wait = cpu_upload_wait,
+    .copy = cpu_copy,
     .zero = cpu_zero,
-    .discard = cpu_discard,
-    .linear_fwd = cpu_linear_fwd,
-    .linear_bwd = cpu_linear_bwd,
-    .embed_fwd = cpu_embed_fwd,
-    .embed_bwd = cpu_embed_bwd,
-    .layernorm_fwd = cpu_layernorm_fwd,
-    .layernorm_bwd = cpu_layernorm_bwd,
-    .act_fwd = cpu_act_fwd,
-    .act_bwd = cpu_act_bwd,
-    .add = cpu_add,
-    .accumulate = cpu_accumulate,
-    .scale = cpu_scale,
-    .dropout_fwd = cpu_dropout_fwd,
-    .dropout_bwd = cpu_dropout_bwd,
-    .attention_fwd = cpu_attention_fwd,
-    .attention_bwd = cpu_attention_bwd,
-    .xent = cpu_xent,
-    .xent_max = cpu_xent_max,
-    .xent_partial = cpu_xent_partial,
-    .xent_finish = cpu_xent_finish,
-    .gather_rows = cpu_gather_rows,
-    .scatter_add_rows = cpu_scatter_add_rows,
-    .sumsq = cpu_sumsq,
+    .cast = cpu_cast_op,
+    .queue = cpu_queue,
+    .linear_fwd = f32_linear_fwd,
+    .linear_act_fwd = f32_linear_act_fwd,
+    .linear_bwd = f32_linear_bwd,
+    .embed_fwd = f32_embed_fwd,
+    .embed_bwd = f32_embed_bwd,
+    .layernorm_fwd = f32_layernorm_fwd,
+    .residual_layernorm_fwd = f32_residual_layernorm_fwd,
+    .layernorm_bwd = f32_layernorm_bwd,
+    .act_fwd = f32_act_fwd,
+    .act_bwd = f32_act_bwd,
+    .add = f32_add,
+    .accumulate = f32_accumulate,
+    .scale = f32_scale,
+    .accumulate_f32 = f32_accumulate_f32,
+    .scale_f32 = f32_scale_f32,
+    .dropout_fwd = f32_dropout_fwd,
+    .dropout_bwd = f32_dropout_bwd,
+    .attention_state_bytes = cpu_attention_state_bytes,
+    .attention_scratch_bytes = cpu_attention_scratch_bytes,
+    .attention_fwd = f32_attention_fwd,
+    .attention_bwd = f32_attention_bwd,
+    .xent = f32_xent,
+    .xent_max = f32_xent_max,
+    .xent_partial = f32_xent_partial,
+    .xent_finish = f32_xent_finish,
+    .gather_rows = f32_gather_rows,
+    .scatter_add_rows = f32_scatter_add_rows,
+    .sum_acc = cpu_sum_acc,
+    .sumsq_acc = cpu_sumsq_acc,
+    .loss_check = cpu_loss_check,
+    .step_prepare = cpu_step_prepare,
     .adamw = cpu_adamw,
+    .step_finish = cpu_step_finish,
+    .close = cpu_close,
 };
 
 const struct ops *
-ops_cpu(int threads)
+ops_cpu(int threads, enum ops_dtype dtype)
 {
     if (threads > 0) {
         omp_set_num_threads(threads);
         openblas_set_num_threads(threads);
     }
-    return &cpu_ops;
+    return dtype == OPS_F32 ? &cpu_ops_f32 : cpu_ops_emulated(dtype);
 }

@@ -19,7 +19,8 @@ model_site_seed(const struct model *m, int layer, int site)
         ops_splitmix64(((uint64_t)(layer + 2) << 8) | (uint64_t)site));
 }
 
-/* Carve the activation arena: a first pass (base NULL) only counts. */
+/* Carve the activation arena: a first pass (base NULL) only counts.
+ * Every buffer starts on a 256-byte line (OPS_ALIGN elements of fp32). */
 struct carver {
     char *base;
     size_t used;
@@ -30,30 +31,32 @@ carve(struct carver *c, size_t bytes)
 {
     void *p = c->base ? c->base + c->used : NULL;
 
-    c->used += (bytes + 63) & ~(size_t)63;
+    c->used += (bytes + 255) & ~(size_t)255;
     return p;
 }
 
+/* n elements of the compute dtype; of float; of double. */
+#define CA(n) carve(c, (size_t)(n)*m->esize)
 #define CF(n) ((float *)carve(c, (size_t)(n) * sizeof(float)))
-#define CI(n) ((int32_t *)carve(c, (size_t)(n) * sizeof(int32_t)))
+#define SA(n) carve(sc, (size_t)(n)*m->esize)
 #define SF(n) ((float *)carve(sc, (size_t)(n) * sizeof(float)))
 
-/* One layer's activations (the attention probabilities only if TT). */
+/* One layer's activations (the attention's state only if att_bytes). */
 static void
-carve_layer(struct carver *c, struct layer_acts *a, size_t BT, size_t C,
-            size_t Cl, size_t I, size_t TT)
+carve_layer(const struct model *m, struct carver *c, struct layer_acts *a,
+            size_t BT, size_t C, size_t Cl, size_t I, size_t att_bytes)
 {
-    a->qkv = CF(3 * BT * Cl);
-    a->att = TT ? CF(TT) : NULL;
-    a->atty = CF(BT * Cl);
-    a->r1 = CF(BT * C);
-    a->ln1 = CF(BT * C);
+    a->qkv = CA(3 * BT * Cl);
+    a->att = att_bytes ? carve(c, att_bytes) : NULL;
+    a->atty = CA(BT * Cl);
+    a->r1 = CA(BT * C);
+    a->ln1 = CA(BT * C);
     a->ln1_mean = CF(BT);
     a->ln1_rstd = CF(BT);
-    a->fch = CF(BT * I);
-    a->fch_act = CF(BT * I);
-    a->r2 = CF(BT * C);
-    a->ln2 = CF(BT * C);
+    a->fch = CA(BT * I);
+    a->fch_act = CA(BT * I);
+    a->r2 = CA(BT * C);
+    a->ln2 = CA(BT * C);
     a->ln2_mean = CF(BT);
     a->ln2_rstd = CF(BT);
 }
@@ -64,95 +67,89 @@ layout_acts(struct model *m, struct carver *c, struct carver *sc)
     const struct model_config *k = &m->cfg;
     size_t BT = (size_t)m->max_B * (size_t)m->max_T, C = (size_t)k->hidden_size;
     /* This rank's part under tensor parallelism: heads, MLP, vocab. */
-    size_t Cl = (size_t)m->Cl, I = (size_t)m->Il, NH = (size_t)m->NHl;
-    size_t TT = (size_t)m->max_T * (size_t)m->max_T * NH * (size_t)m->max_B;
+    size_t Cl = (size_t)m->Cl, I = (size_t)m->Il;
+    size_t att = m->ops->attention_state_bytes(m->max_B, m->max_T, m->NHl);
     size_t V = (size_t)m->Vl, B = (size_t)m->max_B;
     size_t M = (size_t)m->max_M;
     size_t rows = k->type == MODEL_GPT ? BT : M;
 
     struct layer_acts one;
-    float *shared_att = NULL;
+    void *shared_att = NULL;
 
     /* Full recompute: one set of layer activations for all layers, plus
      * each layer's output (the next layer's input); core_attn: the
-     * attention probabilities shared.  What a backward recomputes, and
-     * the gradients' scratch, come from sc: the micro-batches in flight
+     * attention's state shared.  What a backward recomputes, and the
+     * gradients' scratch, come from sc: the micro-batches in flight
      * (pipeline slots) share it. */
     if (m->recompute == RECOMPUTE_FULL)
-        carve_layer(sc, &one, BT, C, Cl, I, TT);
+        carve_layer(m, sc, &one, BT, C, Cl, I, att);
     else if (m->recompute == RECOMPUTE_CORE_ATTN)
-        shared_att = SF(TT);
+        shared_att = carve(sc, att);
     for (int l = m->l_first; l < m->l_end; l++) {
         struct layer_acts *a = &m->la[l];
 
         if (m->recompute == RECOMPUTE_FULL) {
             *a = one;
             if (k->type == MODEL_GPT)
-                a->r2 = CF(BT * C);
+                a->r2 = CA(BT * C);
             else
-                a->ln2 = CF(BT * C);
+                a->ln2 = CA(BT * C);
             continue;
         }
         /* (In the counting pass the pointers are all NULL.) */
         if (m->recompute == RECOMPUTE_CORE_ATTN) {
-            carve_layer(c, a, BT, C, Cl, I, 0);
+            carve_layer(m, c, a, BT, C, Cl, I, 0);
             a->att = shared_att;
         } else {
-            carve_layer(c, a, BT, C, Cl, I, TT);
+            carve_layer(m, c, a, BT, C, Cl, I, att);
         }
     }
-    m->emb = CF(BT * C);
-    m->xin = CF(BT * C);
-    m->tmp = SF(BT * C);
-    m->logits = CF(rows * V);
+    m->emb = CA(BT * C);
+    m->xin = CA(BT * C);
+    m->tmp = SA(BT * C);
+    m->logits = CA(rows * V);
     m->losses = CF(rows ? rows : 1);
     m->rowmax = CF(rows ? rows : 1);
     m->xsums = (double *)carve(c, 2 * (rows ? rows : 1) * sizeof(double));
-    m->g0 = CF(BT * C);
-    m->g1 = SF(BT * C);
-    m->g2 = SF(BT * C);
-    m->g3 = SF(BT * C);
-    m->gq = SF(3 * BT * Cl);
-    m->gi0 = SF(BT * I);
-    m->gi1 = SF(BT * I);
-    m->gatt = SF(TT);
-    m->ids = CI(BT);
-    m->vids = m->tp.size > 1 ? CI(BT) : m->ids;
-    m->pos_ids = CI(BT);
-    m->labels = CI(BT);
+    m->g0 = CA(BT * C);
+    m->g1 = SA(BT * C);
+    m->g2 = SA(BT * C);
+    m->g3 = SA(BT * C);
+    m->gq = SA(3 * BT * Cl);
+    m->gi0 = SA(BT * I);
+    m->gi1 = SA(BT * I);
+    m->gatt = carve(
+        sc, m->ops->attention_scratch_bytes(m->max_B, m->max_T, m->NHl, m->Cl));
+    /* Tensor-parallel sums of 16-bit activations go through fp32. */
+    m->tp_f32 = m->tp.size > 1 && m->ops->dtype != OPS_F32
+                    ? SF((BT > M ? BT : M) * C)
+                    : NULL;
     if (k->type == MODEL_GPT) {
-        m->lnf = CF(BT * C);
+        m->lnf = CA(BT * C);
         m->lnf_mean = CF(BT);
         m->lnf_rstd = CF(BT);
         return;
     }
-    m->emb_ln = CF(BT * C);
+    m->emb_ln = CA(BT * C);
     m->emb_mean = CF(BT);
     m->emb_rstd = CF(BT);
-    m->key_bias = CF(BT);
-    m->type_ids = CI(BT);
-    m->task_ids = CI(BT);
-    m->mg = CF(M * C);
-    m->mt = CF(M * C);
-    m->mta = CF(M * C);
-    m->mln = CF(M * C);
+    m->mg = CA(M * C);
+    m->mt = CA(M * C);
+    m->mta = CA(M * C);
+    m->mln = CA(M * C);
     m->mm = CF(M);
     m->mr = CF(M);
-    m->gm0 = SF(M * C);
-    m->gm1 = SF(M * C);
-    m->gm2 = SF(M * C);
-    m->mpos = CI(M);
-    m->mlab = CI(M);
-    m->cls = CF(B * C);
-    m->pool_pre = CF(B * C);
-    m->pooled = CF(B * C);
-    m->sop_logits = CF(B * 2);
+    m->gm0 = SA(M * C);
+    m->gm1 = SA(M * C);
+    m->gm2 = SA(M * C);
+    m->cls = CA(B * C);
+    m->pool_pre = CA(B * C);
+    m->pooled = CA(B * C);
+    m->sop_logits = CA(B * 2);
     m->sop_losses = CF(B);
-    m->gb0 = SF(B * C);
-    m->gb1 = SF(B * C);
-    m->gb2 = SF(B * C);
-    m->cls_rows = CI(B);
-    m->sop_lab = CI(B);
+    m->gb0 = SA(B * C);
+    m->gb1 = SA(B * C);
+    m->gb2 = SA(B * C);
 }
 
 int
@@ -229,11 +226,16 @@ model_create_par(struct model **out, const struct model_config *cfg,
     m->NHl = cfg->num_heads / n;
     m->h0 = m->tp.rank * m->NHl;
     m->Il = cfg->intermediate_size / n;
-    m->Vl = (cfg->vocab_size + n - 1) / n;
+    /* The vocabulary padded to OPS_VOCAB_ALIGN rows on each rank (as the
+     * table's TP_VOCAB tensors are); a rank's shard may be all pad. */
+    m->Vl = (cfg->vocab_size + OPS_VOCAB_ALIGN * n - 1) /
+            (OPS_VOCAB_ALIGN * n) * OPS_VOCAB_ALIGN;
     m->v0 = m->tp.rank * m->Vl;
-    m->V_valid =
-        cfg->vocab_size - m->v0 < m->Vl ? cfg->vocab_size - m->v0 : m->Vl;
+    m->V_valid = cfg->vocab_size - m->v0 < 0       ? 0
+                 : cfg->vocab_size - m->v0 < m->Vl ? cfg->vocab_size - m->v0
+                                                   : m->Vl;
     m->ops = ops;
+    m->esize = ops_dtype_size(ops->dtype);
     m->max_B = max_B;
     m->max_T = max_T;
     m->max_M = cfg->type == MODEL_ERNIE ? max_M : 0;
@@ -259,41 +261,60 @@ model_create_par(struct model **out, const struct model_config *cfg,
         o->first = t->offset < o->first ? t->offset : o->first;
         o->end = t->offset + t->numel > o->end ? t->offset + t->numel : o->end;
     }
-    m->params = ops->alloc(m->table.total * sizeof(float));
-    m->grads = ops->alloc(m->table.total * sizeof(float));
+    for (int l = 0; l < cfg->num_layers; l++) /* the pad after it too */
+        m->lo[l].end = (m->lo[l].end + OPS_ALIGN - 1) / OPS_ALIGN * OPS_ALIGN;
     m->arenas = calloc((size_t)slots, sizeof(*m->arenas));
     m->slot_state = calloc((size_t)slots, sizeof(*m->slot_state));
-    if (m->params == NULL || m->grads == NULL || m->arenas == NULL ||
-        m->slot_state == NULL)
+    if (m->arenas == NULL || m->slot_state == NULL)
         goto oom;
+    m->params = ops->alloc(m->table.total * sizeof(float), "parameters");
+    m->grads = m->params
+                   ? ops->alloc(m->table.total * sizeof(float), "gradients")
+                   : NULL;
+    if (m->grads == NULL)
+        goto no_memory;
+    m->pc = m->params;
+    if (ops->dtype != OPS_F32 &&
+        (m->pc = ops->alloc(m->table.total * m->esize,
+                            "the parameters' compute copy")) == NULL)
+        goto no_memory;
     /* One slot: one arena for everything; more: an arena per slot and one
      * shared. */
     layout_acts(m, &c, slots > 1 ? &sc : &c);
     m->arena_bytes = c.used;
     m->shared_bytes = sc.used;
     for (int i = 0; i < slots; i++)
-        if ((m->arenas[i] = ops->alloc(c.used)) == NULL)
+        if ((m->arenas[i] = ops->alloc(c.used, "activations")) == NULL)
+            goto no_memory;
+    if (slots > 1 &&
+        (m->shared_arena = ops->alloc(sc.used, "activations")) == NULL)
+        goto no_memory;
+    /* Two batch buffers a slot on the backend, two pinned on the host. */
+    m->batch_bytes = model_batch_layout(m, NULL, &m->bb);
+    m->batch_dev =
+        ops->alloc(2 * (size_t)slots * m->batch_bytes, "micro-batches");
+    if (m->batch_dev == NULL)
+        goto no_memory;
+    for (int i = 0; i < 2; i++)
+        if ((m->batch_host[i] = ops->host_alloc(m->batch_bytes)) == NULL)
             goto oom;
-    if (slots > 1 && (m->shared_arena = ops->alloc(sc.used)) == NULL)
-        goto oom;
-    m->host_scratch = malloc((size_t)max_B * (size_t)max_T * sizeof(int32_t));
-    m->host_f = malloc(((size_t)max_B * (size_t)max_T > (size_t)m->max_M
-                            ? (size_t)max_B * (size_t)max_T
-                            : (size_t)m->max_M) *
-                       sizeof(float));
-    if (m->host_scratch == NULL || m->host_f == NULL)
-        goto oom;
     c.base = m->arenas[0];
     c.used = 0;
     sc.base = m->shared_arena;
     sc.used = 0;
     layout_acts(m, &c, slots > 1 ? &sc : &c);
+    model_batch_select(m);
     *out = m;
     return 0;
-oom:
+no_memory:
+    tr_fail(err, errlen, "%s", ops->error());
     model_free(m);
-    return tr_fail(err, errlen, "out of memory for the model (%zu parameters)",
-                   m ? m->table.total : 0);
+    return -1;
+oom:
+    tr_fail(err, errlen, "out of memory for the model (%zu parameters)",
+            m->table.total);
+    model_free(m);
+    return -1;
 }
 
 void
@@ -302,14 +323,17 @@ model_free(struct model *m)
     if (m == NULL)
         return;
     if (m->ops) {
+        if (m->pc != m->params)
+            m->ops->release(m->pc);
         m->ops->release(m->params);
         m->ops->release(m->grads);
         for (int i = 0; m->arenas && i < m->n_slots; i++)
             m->ops->release(m->arenas[i]);
         m->ops->release(m->shared_arena);
+        m->ops->release(m->batch_dev);
+        for (int i = 0; i < 2; i++)
+            m->ops->host_release(m->batch_host[i]);
     }
-    free(m->host_scratch);
-    free(m->host_f);
     free(m->arenas);
     free(m->slot_state);
     free(m->lo);
@@ -348,6 +372,20 @@ model_grads(struct model *m)
     return m->grads;
 }
 
+void *
+model_compute_params(struct model *m)
+{
+    return m->pc;
+}
+
+void
+model_params_changed(struct model *m, size_t lo, size_t hi)
+{
+    if (m->pc != m->params && hi > lo)
+        m->ops->cast(model_at(m, m->pc, lo), m->ops->dtype, m->params + lo,
+                     OPS_F32, hi - lo);
+}
+
 size_t
 model_activation_bytes(const struct model *m)
 {
@@ -357,13 +395,15 @@ model_activation_bytes(const struct model *m)
 int
 model_init_params(struct model *m, uint64_t seed)
 {
-    float *host = malloc(m->table.total * sizeof(float));
+    /* (calloc: the pads between the tensors are zero too.) */
+    float *host = calloc(m->table.total ? m->table.total : 1, sizeof(float));
 
     if (host == NULL)
         return -1;
     params_fill_init(&m->table, seed, host);
     m->ops->upload(m->params, host, m->table.total * sizeof(float));
     free(host);
+    model_params_changed(m, 0, m->table.total);
     return 0;
 }
 
@@ -373,43 +413,32 @@ model_zero_grad(struct model *m)
     m->ops->zero(m->grads, m->table.total * sizeof(float));
 }
 
-/* Upload n ids after checking them against [lo, hi). */
-static int
-upload_ids(struct model *m, int32_t *dst, const int32_t *src, size_t n,
-           int32_t lo, int32_t hi, const char *what, char *err, size_t errlen)
+void
+model_tp_sum(struct model *m, void *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (src[i] < lo || src[i] >= hi)
-            return tr_fail(err, errlen, "%s[%zu] = %d is outside [%d, %d)",
-                           what, i, src[i], lo, hi);
-    m->ops->upload(dst, src, n * sizeof(int32_t));
-    return 0;
-}
-
-/* Tensor parallelism: the ids as rows of this rank's shard of the vocab,
- * -1 for the other shards'. */
-static void
-upload_vocab_ids(struct model *m, const int32_t *ids, size_t n)
-{
-    int32_t *h = m->host_scratch;
+    const struct ops *op = m->ops;
 
     if (m->tp.size == 1)
         return;
-    for (size_t i = 0; i < n; i++)
-        h[i] = ids[i] >= m->v0 && ids[i] < m->v0 + m->V_valid ? ids[i] - m->v0
-                                                              : -1;
-    m->ops->upload(m->vids, h, n * sizeof(int32_t));
+    if (op->dtype == OPS_F32) {
+        m->tp.all_reduce(m->tp.ctx, x, n, MODEL_SUM_F32);
+        return;
+    }
+    op->cast(m->tp_f32, OPS_F32, x, op->dtype, n);
+    m->tp.all_reduce(m->tp.ctx, m->tp_f32, n, MODEL_SUM_F32);
+    op->cast(x, op->dtype, m->tp_f32, OPS_F32, n);
 }
 
 void
 model_lm_xent(struct model *m, const int32_t *targets, int rows)
 {
     const struct ops *op = m->ops;
-    float *d = m->fo.grad_scale > 0 ? m->logits : NULL;
+    void *d = m->fo.grad_scale > 0 ? m->logits : NULL;
     float dscale = m->fo.grad_scale / (float)rows;
 
     if (m->tp.size == 1) {
-        op->xent(m->losses, d, m->logits, targets, rows, m->Vl, dscale);
+        op->xent(m->losses, d, m->logits, targets, rows, m->Vl, m->V_valid,
+                 dscale, m->fo.loss_scale);
         return;
     }
     /* Vocab-parallel (Megatron): the max and the sums meet over the
@@ -420,100 +449,57 @@ model_lm_xent(struct model *m, const int32_t *targets, int rows)
                      m->V_valid, m->v0);
     m->tp.all_reduce(m->tp.ctx, m->xsums, 2 * (size_t)rows, MODEL_SUM_F64);
     op->xent_finish(m->losses, d, m->logits, m->rowmax, m->xsums, targets, rows,
-                    m->Vl, m->V_valid, m->v0, dscale);
-}
-
-static int
-upload_ernie(struct model *m, const struct batch *b, char *err, size_t errlen)
-{
-    const struct model_config *k = &m->cfg;
-    size_t BT = (size_t)b->B * (size_t)b->T;
-    int32_t *h = m->host_scratch;
-    float *kb = m->host_f;
-
-    if (b->M < 1 || b->M > m->max_M)
-        return tr_fail(err, errlen, "%d masked slots; the model takes 1 to %d",
-                       b->M, m->max_M);
-    if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size, "input_ids",
-                   err, errlen) < 0 ||
-        upload_ids(m, m->type_ids, b->token_type_ids, BT, 0, k->type_vocab_size,
-                   "token_type_ids", err, errlen) < 0 ||
-        upload_ids(m, m->mpos, b->masked_positions, (size_t)b->M, 0,
-                   (int32_t)BT, "masked_positions", err, errlen) < 0 ||
-        upload_ids(m, m->mlab, b->masked_labels, (size_t)b->M, -1,
-                   k->vocab_size, "masked_labels", err, errlen) < 0)
-        return -1;
-    if (k->binary_head && upload_ids(m, m->sop_lab, b->sop_labels, (size_t)b->B,
-                                     0, 2, "sop_labels", err, errlen) < 0)
-        return -1;
-    upload_vocab_ids(m, b->input_ids, BT);
-    for (size_t i = 0; i < BT; i++)
-        h[i] = k->task_id;
-    m->ops->upload(m->task_ids, h, BT * sizeof(int32_t));
-    for (int i = 0; i < b->B; i++)
-        h[i] = i * b->T;
-    m->ops->upload(m->cls_rows, h, (size_t)b->B * sizeof(int32_t));
-    /* The additive key mask of PaddleNLP's input_mask: -1e4 on padding. */
-    for (size_t i = 0; i < BT; i++)
-        kb[i] = b->attention_mask && !b->attention_mask[i] ? -10000.0f : 0.0f;
-    m->ops->upload(m->key_bias, kb, BT * sizeof(float));
-    return 0;
+                    m->Vl, m->V_valid, m->v0, dscale, m->fo.loss_scale);
 }
 
 int
 model_forward(struct model *m, const struct batch *b,
-              const struct forward_opts *o, struct losses *out, char *err,
+              const struct forward_opts *o, double *sums, char *err,
               size_t errlen)
 {
     const struct model_config *k = &m->cfg;
-    size_t BT;
-    int32_t *h = m->host_scratch;
 
     if (b->B < 1 || b->B > m->max_B || b->T < 1 || b->T > m->max_T)
         return tr_fail(err, errlen, "batch %d x %d exceeds the model's %d x %d",
                        b->B, b->T, m->max_B, m->max_T);
-    BT = (size_t)b->B * (size_t)b->T;
+    if (k->type == MODEL_ERNIE && (b->M < 1 || b->M > m->max_M))
+        return tr_fail(err, errlen, "%d masked slots; the model takes 1 to %d",
+                       b->M, m->max_M);
+    if (model_batch_upload(m, b, err, errlen) < 0)
+        return -1;
     m->B = b->B;
     m->T = b->T;
     m->M = k->type == MODEL_ERNIE ? b->M : 0;
     m->fo = *o;
-    for (size_t i = 0; i < BT; i++)
-        h[i] = (int32_t)(i % (size_t)b->T);
-    m->ops->upload(m->pos_ids, h, BT * sizeof(int32_t));
-    memset(out, 0, sizeof(*out));
-    if (k->type == MODEL_GPT) {
-        if (upload_ids(m, m->ids, b->input_ids, BT, 0, k->vocab_size,
-                       "input_ids", err, errlen) < 0 ||
-            upload_ids(m, m->labels, b->labels, BT, -1, k->vocab_size, "labels",
-                       err, errlen) < 0)
-            return -1;
-        upload_vocab_ids(m, b->input_ids, BT);
+    if (k->type == MODEL_GPT)
         model_gpt_forward(m);
-    } else {
-        if (upload_ernie(m, b, err, errlen) < 0)
-            return -1;
+    else
         model_ernie_forward(m);
-    }
     if (m->post) {
-        /* Per-row losses summed on the host in row order: deterministic. */
-        size_t rows = k->type == MODEL_GPT ? BT : (size_t)m->M;
-        float *l = m->host_f; /* rows and B are within its size */
-        double s = 0;
+        /* The rows' losses summed in row order: deterministic. */
+        size_t rows =
+            k->type == MODEL_GPT ? (size_t)b->B * (size_t)b->T : (size_t)m->M;
 
-        m->ops->download(l, m->losses, rows * sizeof(float));
-        for (size_t i = 0; i < rows; i++)
-            s += l[i];
-        out->lm_loss = s / (double)rows;
-        if (k->type == MODEL_ERNIE && k->binary_head) {
-            s = 0;
-            m->ops->download(l, m->sop_losses, (size_t)b->B * sizeof(float));
-            for (int i = 0; i < b->B; i++)
-                s += l[i];
-            out->sop_loss = s / b->B;
-        }
-        out->loss = out->lm_loss + out->sop_loss;
+        m->ops->sum_acc(&sums[0], m->losses, rows, 1.0);
+        if (k->type == MODEL_ERNIE && k->binary_head)
+            m->ops->sum_acc(&sums[1], m->sop_losses, (size_t)b->B, 1.0);
     }
     return 0;
+}
+
+void
+model_losses(const struct model *m, int B, int T, int M, const double sums[2],
+             struct losses *out)
+{
+    const struct model_config *k = &m->cfg;
+    double rows = k->type == MODEL_GPT ? (double)B * T : (double)M;
+
+    /* (Divided, not multiplied by an inverse: the bits the trainer has
+     * always logged.) */
+    out->lm_loss = sums[0] / rows;
+    out->sop_loss =
+        k->type == MODEL_ERNIE && k->binary_head ? sums[1] / B : 0.0;
+    out->loss = out->lm_loss + out->sop_loss;
 }
 
 void
@@ -567,15 +553,16 @@ model_use_slot(struct model *m, int slot)
     c.base = m->arenas[slot];
     sc.base = m->shared_arena;
     layout_acts(m, &c, &sc);
+    model_batch_select(m);
 }
 
-float *
+void *
 model_stage_input(struct model *m)
 {
     return m->xin;
 }
 
-const float *
+const void *
 model_stage_output(const struct model *m)
 {
     const struct layer_acts *a = &m->la[m->l_end - 1];
@@ -583,13 +570,13 @@ model_stage_output(const struct model *m)
     return m->cfg.type == MODEL_GPT ? a->r2 : a->ln2;
 }
 
-float *
+void *
 model_stage_doutput(struct model *m)
 {
     return m->g0;
 }
 
-const float *
+const void *
 model_stage_dinput(const struct model *m)
 {
     return m->g0;

@@ -9,6 +9,13 @@
  * micro-batches of up to B sequences of T tokens.  A training micro-step
  * is model_forward() with a grad_scale, then model_backward(), which adds
  * this micro-batch's gradients (times grad_scale) to the gradient buffer.
+ *
+ * Precision: activations, their gradients and a compute copy of the
+ * parameters are of the backend's compute dtype (ops->dtype); the
+ * parameters' master weights (model_params(), what the optimizer,
+ * sharding and checkpoints see), their gradients, LayerNorm statistics and
+ * losses are fp32.  Nothing in a step waits for the backend: the losses
+ * are summed into backend memory, for the caller to read when it likes.
  */
 #ifndef TRAIN_MODEL_H
 #define TRAIN_MODEL_H
@@ -45,6 +52,9 @@ struct forward_opts {
     int dropout;      /* 1: the config's dropouts; 0: none (evaluation) */
     uint64_t seed;    /* dropout stream of this micro-step */
     float grad_scale; /* > 0: a backward pass follows; its loss is scaled */
+    /* float16's loss scale in backend memory (struct ops_step's), which
+     * multiplies the loss's gradient too; NULL: none */
+    const float *loss_scale;
 };
 
 struct model;
@@ -76,8 +86,9 @@ struct model_tp {
 /* model_create: build the tensor table of cfg and allocate parameters,
  * gradients and activations for micro-batches of at most max_B x max_T
  * tokens and max_M masked slots (ERNIE).  Parameters are uninitialised:
- * call model_init_params() or load them.  Returns 0, or -1 with a message
- * in err (bad sizes, out of memory). */
+ * call model_init_params() or load them (then model_params_changed()).
+ * Returns 0, or -1 with a message in err (bad sizes, out of memory: the
+ * backend's message, saying how much was asked and what is free). */
 /* model_create_recompute: model_create() with a recomputation mode. */
 int model_create_recompute(struct model **out, const struct model_config *cfg,
                            const struct ops *ops, int max_B, int max_T,
@@ -111,9 +122,17 @@ void model_free(struct model *m);
 const struct model_config *model_cfg(const struct model *m);
 const struct param_table *model_table(const struct model *m);
 const struct ops *model_ops(const struct model *m);
-/* The flat buffers, in the backend's memory: table->total floats each. */
+/* The flat buffers, in the backend's memory: table->total floats each;
+ * the parameters are the fp32 master weights. */
 float *model_params(struct model *m);
 float *model_grads(struct model *m);
+/* The parameters' compute copy (ops->dtype; model_params() itself in
+ * float32), for the optimizer to write (adamw's pc). */
+void *model_compute_params(struct model *m);
+/* model_params_changed: master parameters [lo, hi) were written outside
+ * the optimizer (initialised, loaded, gathered): their compute copy is
+ * refreshed (nothing in float32). */
+void model_params_changed(struct model *m, size_t lo, size_t hi);
 /* Bytes of activation memory allocated. */
 size_t model_activation_bytes(const struct model *m);
 
@@ -124,11 +143,23 @@ size_t model_activation_bytes(const struct model *m);
 int model_init_params(struct model *m, uint64_t seed);
 
 /* model_forward: the losses of batch b; with grad_scale > 0 also prepares
- * the backward pass.  Returns 0, or -1 with err (batch larger than the
- * model was made for, an id out of range). */
+ * the backward pass.  sums (backend memory, 2 doubles) receives, added,
+ * the sum of the LM losses of its rows (GPT: tokens; ERNIE: masked
+ * slots) and of its SOP losses (on the last pipeline stage; the others
+ * add nothing); model_losses() turns them into means.  b's ids go up to
+ * the backend while the previous micro-batch computes (pinned memory,
+ * double-buffered), b may be reused once this returns.  Returns 0, or -1
+ * with err (batch larger than the model was made for, an id out of
+ * range). */
 int model_forward(struct model *m, const struct batch *b,
-                  const struct forward_opts *o, struct losses *out, char *err,
+                  const struct forward_opts *o, double *sums, char *err,
                   size_t errlen);
+
+/* model_losses: the losses of a micro-batch of B x T tokens and M masked
+ * slots from its sums (host copies of model_forward()'s): lm_loss =
+ * sums[0] / its rows, sop_loss = sums[1] / B, loss = their sum. */
+void model_losses(const struct model *m, int B, int T, int M,
+                  const double sums[2], struct losses *out);
 
 /* model_backward: add the gradients of the last model_forward() (made with
  * grad_scale > 0) to the gradient buffer. */
@@ -155,15 +186,17 @@ void model_set_param_hook(struct model *m,
                           void *ctx);
 
 /* model_layer_range: the elements [*lo, *hi) of the flat buffers that
- * layer l's tensors occupy (they are contiguous; empty for a layer of
- * another pipeline stage). */
+ * layer l's tensors occupy (they are contiguous, the pads after them
+ * included, so layer l + 1 starts at *hi; empty for a layer of another
+ * pipeline stage). */
 void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);
 
 /* Pipeline parallelism.  model_stage_layers: this stage's layers [*first,
  * *end).  model_use_slot: the micro-batch slot the next forward or
  * backward uses (its activations, batch and options).  Around a slot's
  * forward: a stage other than the first receives its input into
- * model_stage_input() ([B T, C] floats of the slot's batch) first; a
+ * model_stage_input() ([B T, C] elements of the compute dtype, of the
+ * slot's batch) first; a
  * stage other than the last sends model_stage_output() after.  Around its
  * backward: a stage other than the last receives the output's gradient
  * into model_stage_doutput() first; a stage other than the first sends
@@ -171,9 +204,9 @@ void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);
  * others' model_forward gives 0). */
 void model_stage_layers(const struct model *m, int *first, int *end);
 void model_use_slot(struct model *m, int slot);
-float *model_stage_input(struct model *m);
-const float *model_stage_output(const struct model *m);
-float *model_stage_doutput(struct model *m);
-const float *model_stage_dinput(const struct model *m);
+void *model_stage_input(struct model *m);
+const void *model_stage_output(const struct model *m);
+void *model_stage_doutput(struct model *m);
+const void *model_stage_dinput(const struct model *m);
 
 #endif /* TRAIN_MODEL_H */

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * model_int.h: the model's insides, shared by model.c (table, buffers,
- * entry points), model_ernie.c and model_gpt.c (forward and backward).
+ * entry points), model_batch.c (micro-batches up to the backend),
+ * model_blocks.c, model_ernie.c and model_gpt.c (forward and backward).
+ *
+ * Types: "act" buffers (activations, their gradients, the parameters'
+ * compute copy) hold elements of the backend's compute dtype (ops->dtype,
+ * m->esize bytes each) and are void *; LayerNorm statistics, losses and
+ * the parameters' gradients and master weights are float.
  */
 #ifndef TRAIN_MODEL_INT_H
 #define TRAIN_MODEL_INT_H
 
 #include "model.h"
 
-/* Offsets (in floats) of one layer's tensors in the flat buffers.  q, k
+/* Offsets (in elements) of one layer's tensors in the flat buffers.  q, k
  * and v (weights, then biases) are adjacent, so they form one fused
  * [3C, C] weight and one [3C] bias. */
 struct layer_off {
@@ -18,7 +24,9 @@ struct layer_off {
     size_t fc_w, fc_b;     /* C -> I */
     size_t fc2_w, fc2_b;   /* I -> C */
     size_t ln2_w, ln2_b;   /* ERNIE: after the MLP; GPT: before it */
-    size_t first, end;     /* the elements all of them span */
+    size_t first, end;     /* the elements all of them span (the end
+                              rounded up to OPS_ALIGN, where the next
+                              tensor starts) */
 };
 
 /* Offsets of the tensors outside the layers (unused ones stay 0). */
@@ -31,21 +39,35 @@ struct head_off {
     size_t lnf_w, lnf_b;                               /* GPT final norm */
 };
 
-/* Saved activations of one layer.  ERNIE: r1 = x + attn, ln1 = LN(r1),
- * r2 = ln1 + mlp, ln2 = LN(r2) is the output.  GPT: ln1 = LN(x), r1 = x +
- * attn, ln2 = LN(r1), r2 = r1 + mlp is the output. */
+/* Saved activations of one layer (act, but the float statistics).
+ * ERNIE: r1 = x + attn, ln1 = LN(r1), r2 = ln1 + mlp, ln2 = LN(r2) is the
+ * output.  GPT: ln1 = LN(x), r1 = x + attn, ln2 = LN(r1), r2 = r1 + mlp
+ * is the output. */
 struct layer_acts {
-    float *qkv;  /* [BT, 3C] */
-    float *att;  /* [B, NH, T, T] softmax */
-    float *atty; /* [BT, C] attention output, before the projection */
-    float *r1, *ln1, *ln1_mean, *ln1_rstd;
-    float *fch, *fch_act; /* [BT, I] before and after the activation */
-    float *r2, *ln2, *ln2_mean, *ln2_rstd;
+    void *qkv;  /* [BT, 3C] */
+    void *att;  /* the attention's state (attention_state_bytes()) */
+    void *atty; /* [BT, C] attention output, before the projection */
+    void *r1, *ln1;
+    float *ln1_mean, *ln1_rstd;
+    void *fch, *fch_act; /* [BT, I] before and after the activation */
+    void *r2, *ln2;
+    float *ln2_mean, *ln2_rstd;
+};
+
+/* A micro-batch's ids and masks in backend memory (model_batch.c), laid
+ * out alike in the pinned host buffer they go up from. */
+struct batch_bufs {
+    int32_t *ids, *vids, *pos_ids, *labels; /* [BT] */
+    int32_t *type_ids, *task_ids;           /* [BT] ERNIE */
+    int32_t *mpos, *mlab;                   /* [M] ERNIE */
+    int32_t *cls_rows, *sop_lab;            /* [B] ERNIE */
+    float *key_bias;                        /* [BT] ERNIE additive mask */
 };
 
 struct model {
     struct model_config cfg;
     const struct ops *ops;
+    size_t esize; /* bytes of an element of the compute dtype */
     /* Tensor parallelism: this rank's sizes (C/tp of the attention, heads,
      * I/tp of the MLP, rows of the padded vocab of which V_valid real,
      * starting at v0, and its first head h0); tp.size 1 without. */
@@ -57,7 +79,11 @@ struct model {
     struct param_table table;
     struct layer_off *lo;
     struct head_off ho;
+    /* The flat buffers: the fp32 master weights (what the optimizer,
+     * sharding and checkpoints see), their compute copy (act; params
+     * itself when the compute dtype is float32) and the fp32 gradients. */
     float *params, *grads;
+    void *pc;
     int max_B, max_T, max_M;
     enum model_recompute recompute;
 
@@ -72,30 +98,38 @@ struct model {
     struct slot_state {
         int B, T, M;
         struct forward_opts fo;
+        int batch_set; /* which of its two batch buffers holds its batch */
     } * slot_state;
-    float *xin; /* [BT, C] the stage's input (not the first stage) */
+    void *xin; /* [BT, C] the stage's input (not the first stage) */
     struct layer_acts *la;
-    float *emb; /* [BT, C] ERNIE: sum of embeddings; GPT: output */
-    float *emb_ln, *emb_mean, *emb_rstd; /* ERNIE: LN (+ dropout) output */
-    float *tmp;      /* [BT, C] projection output before the residual */
-    float *logits;   /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
-    float *losses;   /* [BT] or [M] per-row CE */
-    float *rowmax;   /* [BT] or [M]: vocab-parallel CE's maxima */
-    double *xsums;   /* [2 BT] or [2 M]: its sums */
-    float *key_bias; /* [BT] ERNIE additive mask */
-    float *lnf, *lnf_mean, *lnf_rstd; /* GPT final norm */
+    void *emb; /* [BT, C] ERNIE: sum of embeddings; GPT: output */
+    void *emb_ln;
+    float *emb_mean, *emb_rstd; /* ERNIE: LN (+ dropout) output */
+    void *tmp;     /* [BT, C] projection output before the residual */
+    void *logits;  /* GPT [BT, V]; ERNIE [M, V]; dlogits after forward */
+    float *losses; /* [BT] or [M] per-row CE */
+    float *rowmax; /* [BT] or [M]: vocab-parallel CE's maxima */
+    double *xsums; /* [2 BT] or [2 M]: its sums */
+    void *lnf;     /* GPT final norm */
+    float *lnf_mean, *lnf_rstd;
     /* ERNIE heads */
-    float *mg, *mt, *mta, *mln, *mm, *mr; /* MLM rows [M, C], stats [M] */
-    float *cls, *pool_pre, *pooled, *sop_logits, *sop_losses; /* [B, ...] */
-    /* Gradient scratch */
-    float *g0, *g1, *g2, *g3, *gq, *gi0, *gi1, *gatt;
-    float *gm0, *gm1, *gm2, *gb0, *gb1, *gb2;
-    /* Ids in backend memory */
-    int32_t *ids, *type_ids, *pos_ids, *task_ids, *labels, *mpos, *mlab;
-    int32_t *vids; /* ids in this rank's shard of the vocab, else -1 */
-    int32_t *cls_rows, *sop_lab;
-    int32_t *host_scratch; /* [BT] for building id arrays */
-    float *host_f;         /* [max(BT, M)]: key mask, per-row losses */
+    void *mg, *mt, *mta, *mln; /* MLM rows [M, C] */
+    float *mm, *mr;            /* their LayerNorm's statistics [M] */
+    void *cls, *pool_pre, *pooled, *sop_logits; /* [B, ...] */
+    float *sop_losses;
+    /* Gradient scratch (act); gatt: the attention's scratch */
+    void *g0, *g1, *g2, *g3, *gq, *gi0, *gi1, *gatt;
+    void *gm0, *gm1, *gm2, *gb0, *gb1, *gb2;
+    float *tp_f32; /* tensor parallelism in 16 bits: sums go through fp32 */
+
+    /* The micro-batches' ids (model_batch.c): two buffers per slot in
+     * backend memory, taken in turn, so one goes up while the other is
+     * read; two pinned host buffers, also in turn. */
+    void *batch_dev;
+    void *batch_host[2];
+    size_t batch_bytes;
+    int host_next;
+    struct batch_bufs bb; /* the slot's current batch */
 
     /* The batch being processed and the forward's options. */
     int B, T, M;
@@ -107,6 +141,13 @@ struct model {
     void (*param_hook)(void *ctx, int layer, int need);
     void *param_hook_ctx;
 };
+
+/* Element `i` of an act buffer. */
+static inline void *
+model_at(const struct model *m, const void *base, size_t i)
+{
+    return (char *)base + i * m->esize;
+}
 
 /* Call the parameter hook, if any: layer l's parameters are needed by a
  * forward or a backward, or done with (MODEL_PARAMS_*). */
@@ -125,14 +166,9 @@ model_layer_done(struct model *m, int l)
         m->layer_hook(m->layer_hook_ctx, l);
 }
 
-/* Tensor parallelism: the group's sum of x[0..n) in place (nothing
- * without). */
-static inline void
-model_tp_sum(struct model *m, float *x, size_t n)
-{
-    if (m->tp.size > 1)
-        m->tp.all_reduce(m->tp.ctx, x, n, MODEL_SUM_F32);
-}
+/* Tensor parallelism: the group's sum of x[0..n) (act) in place (nothing
+ * without); a 16-bit x is summed in fp32. */
+void model_tp_sum(struct model *m, void *x, size_t n);
 
 /* The row-parallel bias: added once, by rank 0, before the sum. */
 #define ROW_BIAS(off) (m->tp.rank == 0 ? P(off) : NULL)
@@ -156,17 +192,32 @@ model_on_stage(const struct model *m, int layer)
                                  : layer >= m->l_first && layer < m->l_end;
 }
 
+/* model_batch.c: the batch buffers' layout (the bytes of one) for the
+ * model's sizes, and the pointers of one at base; b's ids checked and
+ * staged into a pinned buffer, uploaded into the slot's next batch buffer
+ * (returns 0, or -1 with err naming the id out of range, before anything
+ * is uploaded). */
+size_t model_batch_layout(const struct model *m, void *base,
+                          struct batch_bufs *bb);
+int model_batch_upload(struct model *m, const struct batch *b, char *err,
+                       size_t errlen);
+/* The slot's current batch buffer (after model_use_slot()). */
+void model_batch_select(struct model *m);
+
 /* model_blocks.c: a tensor appended to the table (its offset in *off),
- * if this pipeline stage holds it (else nothing, *off = 0);
- * the dropout rate in force (0 when the forward runs without dropout). */
+ * if this pipeline stage holds it (else nothing, *off = 0); flags:
+ * Hugging Face stores it [in, out] (GPT-2's Conv1D), it goes right after
+ * the tensor before (params_add_adjacent()); the dropout rate in force (0
+ * when the forward runs without dropout). */
+enum { MODEL_HF_TRANSPOSED = 1, MODEL_ADJACENT = 2 };
 int model_add_tensor(struct model *m, size_t *off, const char *name, int64_t d0,
                      int64_t d1, enum tp_split tp, int layer,
-                     enum param_init init, float std, int hf_transposed);
+                     enum param_init init, float std, unsigned flags);
 float model_drop_p(const struct model *m, float p);
 /* y[BT, C] = word + position embeddings of the batch (the words
  * vocab-parallel: each rank looks up the ids of its shard; the others'
  * rows are 0, so the sum over the ranks is exact). */
-void model_embed_tokens(struct model *m, float *y);
+void model_embed_tokens(struct model *m, void *y);
 /* The last pipeline stage's copy of the tied word embeddings (a stage
  * that is not also the first), after its layers. */
 int model_add_tied_copy(struct model *m, size_t *off, const char *name,
@@ -177,18 +228,18 @@ int model_add_tied_copy(struct model *m, size_t *off, const char *name,
  * Backward: dx += the gradient through the sublayer given dout, the
  * gradient of m->tmp (dout may be dx: it is read first).  Scratch: g2,
  * g3, gq, gatt, gi0, gi1. */
-void model_attention_fwd(struct model *m, int l, const float *x, int causal,
+void model_attention_fwd(struct model *m, int l, const void *x, int causal,
                          const float *key_bias);
-void model_mlp_fwd(struct model *m, int l, const float *x);
-void model_attention_bwd(struct model *m, int l, const float *dout, float *dx,
-                         const float *x, int causal);
-void model_mlp_bwd(struct model *m, int l, const float *dout, float *dx,
-                   const float *x);
+void model_mlp_fwd(struct model *m, int l, const void *x);
+void model_attention_bwd(struct model *m, int l, const void *dout, void *dx,
+                         const void *x, int causal);
+void model_mlp_bwd(struct model *m, int l, const void *dout, void *dx,
+                   const void *x);
 
 /* The forward of one layer (model_ernie.c, model_gpt.c), also run again
  * by a full-recompute backward: x is the layer's input. */
-void model_ernie_layer_fwd(struct model *m, int l, const float *x);
-void model_gpt_layer_fwd(struct model *m, int l, const float *x);
+void model_ernie_layer_fwd(struct model *m, int l, const void *x);
+void model_gpt_layer_fwd(struct model *m, int l, const void *x);
 
 /* Per-architecture parts. */
 int model_ernie_table(struct model *m);
@@ -198,7 +249,8 @@ void model_gpt_forward(struct model *m);
 void model_ernie_backward(struct model *m);
 void model_gpt_backward(struct model *m);
 
-#define P(off) (m->params + (off))
+/* A parameter's compute copy (act) and its gradient (fp32). */
+#define P(off) model_at(m, m->pc, (off))
 #define G(off) (m->grads + (off))
 
 #endif /* TRAIN_MODEL_INT_H */

@@ -28,9 +28,11 @@ params_release(struct param_table *pt)
     params_init_tp(pt, pt->tp_size, pt->tp_rank);
 }
 
-long
-params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
-           enum tp_split tp, int layer, enum param_init init, float std)
+/* params_add() and params_add_adjacent(): adjacent places the tensor right
+ * after the one before, else at the next OPS_ALIGN boundary. */
+static long
+add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
+    enum tp_split tp, int layer, enum param_init init, float std, int adjacent)
 {
     struct param_tensor *t;
     size_t len = strlen(name);
@@ -53,9 +55,13 @@ params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
         l1 = d1 / n;
         break;
     case TP_VOCAB:
-        l0 = (d0 + n - 1) / n;
         break;
     }
+    /* Megatron's rule: the vocabulary padded to a multiple of
+     * OPS_VOCAB_ALIGN rows on each rank, whatever the split. */
+    if (tp == TP_VOCAB)
+        l0 = (d0 + OPS_VOCAB_ALIGN * n - 1) / (OPS_VOCAB_ALIGN * n) *
+             OPS_VOCAB_ALIGN;
     if (pt->n == pt->cap) {
         size_t cap = pt->cap ? 2 * pt->cap : 64;
         struct param_tensor *p = realloc(pt->t, cap * sizeof(*p));
@@ -74,15 +80,52 @@ params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
     t->gshape[0] = d0;
     t->gshape[1] = d1;
     t->numel = (size_t)l0 * (size_t)(l1 ? l1 : 1);
-    t->offset = pt->total;
+    /* total is a multiple of OPS_ALIGN: the pads come after each tensor */
+    t->offset = adjacent && pt->n > 0 ? t[-1].offset + t[-1].numel : pt->total;
     t->tp = tp;
     t->layer = layer;
     t->decay = t->ndim == 2;
     t->init = init;
     t->std = std;
     t->zero_row = -1;
-    pt->total += t->numel;
+    pt->total = (t->offset + t->numel + OPS_ALIGN - 1) / OPS_ALIGN * OPS_ALIGN;
     return (long)pt->n++;
+}
+
+long
+params_add(struct param_table *pt, const char *name, int64_t d0, int64_t d1,
+           enum tp_split tp, int layer, enum param_init init, float std)
+{
+    return add(pt, name, d0, d1, tp, layer, init, std, 0);
+}
+
+long
+params_add_adjacent(struct param_table *pt, const char *name, int64_t d0,
+                    int64_t d1, enum tp_split tp, int layer,
+                    enum param_init init, float std)
+{
+    return add(pt, name, d0, d1, tp, layer, init, std, 1);
+}
+
+size_t
+params_count(const struct param_table *pt)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < pt->n; i++) {
+        const struct param_tensor *t = &pt->t[i];
+
+        for (size_t k = 0; k < t->numel; k++)
+            n += params_global_index(t, pt->tp_size, pt->tp_rank, k) >= 0;
+    }
+    return n;
+}
+
+int64_t
+params_rows_saved(const struct param_tensor *t)
+{
+    return t->tp == TP_VOCAB && t->gshape[0] < t->shape[0] ? t->gshape[0]
+                                                           : t->shape[0];
 }
 
 const struct param_tensor *
@@ -126,7 +169,7 @@ params_global_index(const struct param_tensor *t, int tp_size, int rank,
     int64_t row = (int64_t)k / cols, col = (int64_t)k % cols;
     int64_t gcols = t->ndim == 2 ? t->gshape[1] : 1;
 
-    if (tp_size <= 1)
+    if (tp_size <= 1 && t->tp != TP_VOCAB)
         return (int64_t)k;
     switch (t->tp) {
     case TP_REPLICATED:

@@ -5,6 +5,13 @@
  * named tensor sits, its shape, how tensor and pipeline parallelism would
  * split it, whether weight decay applies and how it is initialised.  It
  * drives allocation, initialisation, checkpoints and the decay mask.
+ *
+ * Offsets are multiples of OPS_ALIGN elements (vectorised kernels), but
+ * for a tensor that continues the one before (params_add_adjacent()): the
+ * pads between tensors are zero in every buffer and never saved.  A
+ * vocabulary (TP_VOCAB) is padded to a multiple of OPS_VOCAB_ALIGN rows on
+ * each rank (Megatron's rule); its pad rows are zero, never saved, and the
+ * losses ignore their logits.
  */
 #ifndef TRAIN_PARAMS_H
 #define TRAIN_PARAMS_H
@@ -18,7 +25,8 @@ enum tp_split {
     TP_COLUMN,     /* the output dimension (rows of [out, in]; a bias) */
     TP_ROW,        /* the input dimension (columns of [out, in]) */
     TP_VOCAB,      /* rows of an embedding table (vocab-parallel), the
-                      vocab padded to a multiple of the ranks */
+                      vocab padded to a multiple of OPS_VOCAB_ALIGN x the
+                      ranks */
     TP_COLUMN_QKV, /* GPT-2's fused c_attn [3C, C] (and its bias): each
                       rank takes its heads' rows of q, of k and of v */
 };
@@ -39,8 +47,10 @@ struct param_tensor {
     char name[PARAM_NAME_MAX]; /* the Hugging Face name */
     int ndim;                  /* 1 or 2 */
     int64_t shape[2];          /* ours: a linear weight is [out, in] */
-    int64_t gshape[2]; /* the whole tensor's (shape is this rank's part) */
-    size_t offset;     /* in floats, into the flat buffers */
+    int64_t gshape[2];         /* the whole tensor's (shape is this rank's part,
+                          padded rows of a vocabulary included) */
+    size_t offset;             /* in elements, into the flat buffers (a multiple
+                          of OPS_ALIGN) */
     size_t numel;
     enum tp_split tp;
     int layer;         /* layer index, PARAM_PRE or PARAM_POST */
@@ -58,7 +68,8 @@ struct param_tensor {
 struct param_table {
     struct param_tensor *t;
     size_t n, cap;
-    size_t total; /* floats, all tensors */
+    size_t total; /* elements, all tensors and the pads between them (a
+                     multiple of OPS_ALIGN) */
     /* Tensor parallelism: the tensors are rank tp_rank's parts of tp_size
      * (1: whole).  Set before adding tensors (params_init_tp). */
     int tp_size, tp_rank;
@@ -68,14 +79,29 @@ void params_init(struct param_table *pt);
 void params_init_tp(struct param_table *pt, int tp_size, int tp_rank);
 void params_release(struct param_table *pt);
 
-/* params_add: append a tensor (offset = the running total) of whole shape
- * [d0, d1], of which this rank keeps its part under tp (dimensions that
- * split must divide by tp_size; TP_VOCAB pads d0 up).  A 1-D tensor has
- * d1 == 0.  Returns its index, or -1 when out of memory or the name
- * does not fit. */
+/* params_add: append a tensor (offset = the running total, aligned) of
+ * whole shape [d0, d1], of which this rank keeps its part under tp
+ * (dimensions that split must divide by tp_size; TP_VOCAB pads d0 up to a
+ * multiple of OPS_VOCAB_ALIGN x tp_size).  A 1-D tensor has d1 == 0.
+ * Returns its index, or -1 when out of memory or the name does not
+ * fit. */
 long params_add(struct param_table *pt, const char *name, int64_t d0,
                 int64_t d1, enum tp_split tp, int layer, enum param_init init,
                 float std);
+
+/* params_count: the parameters this table holds, pads not counted. */
+size_t params_count(const struct param_table *pt);
+
+/* params_rows_saved: the rows of a whole table's tensor t that files
+ * hold: all but a vocabulary's pad rows (the last ones). */
+int64_t params_rows_saved(const struct param_tensor *t);
+
+/* params_add_adjacent: params_add(), but the tensor goes right after the
+ * one before, with no pad between (its offset unaligned), so that the two
+ * read as one: ERNIE's query, key and value as one fused linear. */
+long params_add_adjacent(struct param_table *pt, const char *name, int64_t d0,
+                         int64_t d1, enum tp_split tp, int layer,
+                         enum param_init init, float std);
 
 /* params_find: the tensor of that name, or NULL. */
 const struct param_tensor *params_find(const struct param_table *pt,

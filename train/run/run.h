@@ -59,6 +59,22 @@ void fmt_duration(char *out, size_t len, double s);
 /* ------------------------------------------------------------------------ */
 /* The run                                                                   */
 
+/* The doubles of struct run's scalars buffer. */
+#define RUN_SCALARS 8
+
+/* The losses of micro-batches, summed in backend memory and read at once
+ * (step/loss_sums.c, step.h). */
+struct loss_sums {
+    double *dev;     /* backend memory: [cap][2], model_forward()'s sums */
+    double *host;    /* [cap][2] */
+    int (*shape)[3]; /* each micro-batch's B, T and M */
+    size_t n, cap;
+    struct losses acc; /* what was read early (n reached cap) */
+    int64_t n_read;    /* micro-batches read since the last loss_sums_read */
+    int64_t bad;       /* the first of them whose loss is not finite, or -1 */
+    double bad_loss;   /* its loss */
+};
+
 /* The vocabulary ERNIE's samples are masked with (vocab_open(),
  * data/datasets.h). */
 struct vocab {
@@ -76,8 +92,22 @@ struct run {
     struct hf_tokenizer tok; /* the tokenizer files of the checkpoints */
     struct ds_corpus *corpus;
     struct model *m;
+    const struct ops *ops; /* the compute backend (ops_open()) */
+    char device_why[512];  /* why that one (ops_open()'s message) */
     struct comm *comm;
     struct optimizer opt;
+    /* A step's scalars in backend memory: scalars (the collectives on a
+     * few doubles: losses over the replicas, evaluation), norm_check
+     * (loss_check() of the gradient norm); the losses until read; the
+     * optimizer's scalars as last read (step_read()). */
+    double *scalars; /* RUN_SCALARS doubles */
+    struct ops_step *norm_check;
+    struct loss_sums train_losses;
+    struct ops_step last;
+    /* float16: the loss scale in backend memory (the optimizer's) and how
+     * it changes; NULL, and zeros, otherwise. */
+    const float *loss_scale;
+    struct ops_step_opts scaling;
     struct lr_params lr;
     struct adamw_params adam;
     struct loader *train, *valid; /* data/loader.h */

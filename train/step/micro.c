@@ -5,8 +5,6 @@
  * (with the reduction hooks of the layout, zero/), and the micro-batches
  * one after the other (pipeline.c has the 1F1B order).
  */
-#include <math.h>
-
 #include "data/loader.h"
 #include "log/flops.h"
 #include "ops.h"
@@ -27,15 +25,6 @@ micro_seed(const struct run *r, int64_t step, int micro)
                           ops_splitmix64(((uint64_t)step << 16) | global));
 }
 
-void
-check_loss(int64_t step, const struct losses *L, const char *what)
-{
-    if (!isfinite(L->loss))
-        fatal("global step %lld: %s loss is %f; stopping (lower --max_lr, "
-              "set --grad_clip, or check the data)",
-              (long long)step, what, L->loss);
-}
-
 /* Micro-step k's batch into its slot (the forward follows; a stage after
  * the first receives its input before it). */
 void
@@ -47,25 +36,24 @@ load_micro(struct run *r, int64_t step, int k, struct batch *b)
 }
 
 void
-forward_micro(struct run *r, int64_t step, int k, const struct batch *b,
-              struct losses *acc)
+forward_micro(struct run *r, int64_t step, int k, const struct batch *b)
 {
     struct forward_opts fo;
-    struct losses L;
+    double *sums = loss_sums_next(r, &r->train_losses, b);
     char err[1024];
 
     model_use_slot(r->m, k % r->slots);
     fo.dropout = 1;
     fo.seed = micro_seed(r, step, k);
     fo.grad_scale = 1.0f / (float)r->accumulate;
-    if (model_forward(r->m, b, &fo, &L, err, sizeof(err)) < 0)
+    fo.loss_scale = r->loss_scale;
+    if (model_forward(r->m, b, &fo, sums, err, sizeof(err)) < 0)
         fatal("global step %lld: %s", (long long)step, err);
-    if (r->pp_rank == r->pp - 1) /* the losses are the last stage's */
-        check_loss(step, &L, "training");
+    if (r->pp_rank == r->pp - 1) { /* the losses are the last stage's */
+        r->ops->loss_check(r->opt.st, &sums[0], step);
+        r->ops->loss_check(r->opt.st, &sums[1], step);
+    }
     r->flops += train_flops(&r->cfg, b->B, b->T, b->M) / (r->tp * r->pp);
-    acc->loss += L.loss;
-    acc->lm_loss += L.lm_loss;
-    acc->sop_loss += L.sop_loss;
 }
 
 void
@@ -85,13 +73,13 @@ backward_micro(struct run *r, int k)
 /* One rank, or a pipeline stage without neighbours: forward and backward
  * of each micro-batch in turn. */
 void
-micro_steps_plain(struct run *r, int64_t step, struct losses *acc)
+micro_steps_plain(struct run *r, int64_t step)
 {
     for (int k = 0; k < r->accumulate; k++) {
         struct batch b;
 
         load_micro(r, step, k, &b);
-        forward_micro(r, step, k, &b, acc);
+        forward_micro(r, step, k, &b);
         backward_micro(r, k);
     }
 }

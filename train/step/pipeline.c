@@ -13,7 +13,7 @@ size_t
 stage_bytes(const struct run *r, const struct batch *b)
 {
     return (size_t)b->B * (size_t)b->T * (size_t)r->cfg.hidden_size *
-           sizeof(float);
+           ops_dtype_size(r->ops->dtype);
 }
 
 void
@@ -58,7 +58,7 @@ load_input(struct run *r, int64_t step, int k, struct batch *b)
  * to the next stage, gradients back to the previous; where a stage sends
  * one way while its neighbour sends the other, both go in one sendrecv. */
 void
-micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
+micro_steps_1f1b(struct run *r, int64_t step)
 {
     struct comm *c = r->comm;
     int s = r->pp_rank, p = r->pp, m = r->accumulate;
@@ -69,7 +69,7 @@ micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
 
     for (int i = 0; i < warm; i++, fk++) {
         load_input(r, step, fk, &b);
-        forward_micro(r, step, fk, &b, acc);
+        forward_micro(r, step, fk, &b);
         p2p(r,
             c->send(c, model_stage_output(r->m), stage_bytes(r, &b), s + 1,
                     COMM_PP),
@@ -80,9 +80,9 @@ micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
     for (int i = 0; i < steady; i++, fk++, bk++) {
         size_t n = stage_bytes(r, &b);
 
-        forward_micro(r, step, fk, &b, acc);
+        forward_micro(r, step, fk, &b);
         if (!last) { /* this output on, the gradient of micro bk back */
-            const float *out = model_stage_output(r->m);
+            const void *out = model_stage_output(r->m);
 
             model_use_slot(r->m, bk % r->slots);
             p2p(r,
@@ -98,7 +98,7 @@ micro_steps_1f1b(struct run *r, int64_t step, struct losses *acc)
             continue;
         }
         {
-            const float *din = model_stage_dinput(r->m);
+            const void *din = model_stage_dinput(r->m);
 
             load_micro(r, step, fk + 1, &b);
             if (!first) /* the gradient back, micro fk + 1's input in */

@@ -2,8 +2,12 @@
 /*
  * step.c: one training step: the gradients cleared, the micro-steps
  * (micro.c, pipeline.c), the replicas' gradients reduced (zero/), their
- * global norm over every rank's part, the AdamW update with clipping, and
- * the parameters the update leaves to the other ranks brought back.
+ * global sum of squares over every rank's part (in backend memory, the
+ * collectives on it too), the clipping factor and float16's loss scale
+ * (step_prepare), the AdamW update, and the parameters the update leaves
+ * to the other ranks brought back.  Nothing waits for the backend:
+ * step_read() does, once per logging interval, and stops the run there
+ * if a loss or the norm was not finite, naming the step.
  */
 #include <math.h>
 #include <unistd.h>
@@ -15,62 +19,83 @@
 /* The micro-steps: one after the other, or the pipeline's 1F1B; then the
  * tied embeddings' gradients summed over the first and last stages. */
 static void
-micro_steps(struct run *r, int64_t step, struct losses *acc)
+micro_steps(struct run *r, int64_t step)
 {
     if (r->pp > 1)
-        micro_steps_1f1b(r, step, acc);
+        micro_steps_1f1b(r, step);
     else
-        micro_steps_plain(r, step, acc);
+        micro_steps_plain(r, step);
     sync_tied(r, step);
     if (r->stage2 && r->pp > 1) /* the tied pair, kept until now */
         zero_shard_region(r, r->tied_off, r->tied_off + r->tied_n);
 }
 
-/* The global norm: each sharding rank has its range; the tensor-parallel
- * ranks each a part of the split tensors and the same replicated ones
- * (counted once). */
-static double
-grad_norm(struct run *r, int64_t step)
+/* The gradients' global sum of squares into the optimizer's step: each
+ * sharding rank has its range, the tensor-parallel ranks each a part of
+ * the split tensors (the replicated ones counted on rank 0), each
+ * pipeline stage its own tensors (a tied copy not counted). */
+static void
+grad_sumsq(struct run *r, int64_t step)
 {
-    double ss[2];
-    int n = r->tp > 1 ? 2 : 1; /* [split, replicated] or [all] */
+    double *ss = &r->opt.st->sumsq;
 
-    optim_grad_sumsq_split(&r->opt, model_grads(r->m), &ss[0], &ss[1]);
-    if (n == 1)
-        ss[0] += ss[1], ss[1] = 0;
-    if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, (size_t)n, COMM_F64,
+    r->ops->zero(ss, sizeof(*ss));
+    optim_grad_sumsq(&r->opt, model_grads(r->m), ss);
+    if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64,
                                               COMM_SHARDING) < 0) ||
         (r->tp > 1 &&
-         r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64, COMM_TP) < 0))
+         r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64, COMM_TP) < 0) ||
+        (r->pp > 1 &&
+         r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64, COMM_PP) < 0))
         fatal("global step %lld: %s", (long long)step, r->comm->error);
-    ss[0] += ss[1]; /* each stage its own tensors (copies not) */
-    if (r->pp > 1 &&
-        r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64, COMM_PP) < 0)
-        fatal("global step %lld: %s", (long long)step, r->comm->error);
-    return sqrt(ss[0]);
 }
 
-double
-train_step(struct run *r, int64_t step, double lr, struct losses *acc,
-           double *comm_sent)
+void
+train_step(struct run *r, int64_t step, double lr, double *comm_sent)
 {
-    double norm;
-
     zero_clear_grads(r);
     *comm_sent = comm_sent_total(r->comm); /* (overlapped: from here) */
-    micro_steps(r, step, acc);
+    micro_steps(r, step);
     if (test_hook_due(r, r->stall_at, step))
         for (;;)
             pause(); /* a hung rank, for the watchdog tests */
     zero_reduce_grads(r, step);
-    norm = grad_norm(r, step);
-    if (optim_apply(&r->opt, model_params(r->m), model_grads(r->m), lr,
-                    &r->adam, norm) < 0)
-        fatal("global step %lld: the gradient norm is %f; stopping",
-              (long long)step, norm);
+    grad_sumsq(r, step);
+    optim_prepare(&r->opt, &r->adam, r->loss_scale ? &r->scaling : NULL);
+    /* A norm that is not finite skips the step; but for float16's loss
+     * scaling, which is made for that, it stops the run (step_read()). */
+    if (r->loss_scale == NULL)
+        r->ops->loss_check(r->norm_check, &r->opt.st->sumsq, step);
+    optim_apply(&r->opt, model_params(r->m), model_compute_params(r->m),
+                model_grads(r->m), lr, &r->adam);
     zero_after_update(r, step);
     /* What the step sent for the gradients and the update, per rank
      * (ring-algorithm bytes: docs/parallel.md's formulas). */
     *comm_sent = comm_sent_total(r->comm) - *comm_sent;
-    return norm;
+}
+
+void
+step_read(struct run *r, int64_t step)
+{
+    struct ops_step nc;
+
+    if (r->ops->sync() < 0)
+        fatal("global step %lld: %s", (long long)step, r->ops->error());
+    if (optim_state_get(&r->opt, &r->last) < 0 ||
+        r->ops->download(&nc, r->norm_check, sizeof(nc)) < 0)
+        fatal("global step %lld: %s", (long long)step, r->ops->error());
+    if (r->last.bad_step >= 0) {
+        struct losses L;
+        double v = NAN;
+
+        /* (Its value: among the losses not read yet, the run ends.) */
+        loss_sums_read(r, &r->train_losses, &L, NULL, &v);
+        fatal("the training loss is %s at global step %lld; stopping "
+              "(lower --max_lr, set --grad_clip, or check the data)",
+              isinf(v) ? "inf" : "nan", (long long)r->last.bad_step);
+    }
+    if (nc.bad_step >= 0)
+        fatal("the gradient norm is not finite at global step %lld; "
+              "stopping (lower --max_lr, set --grad_clip, or check the data)",
+              (long long)nc.bad_step);
 }

@@ -16,6 +16,7 @@
 #include "ckpt/weights.h"
 #include "ckpt/whole.h"
 #include "comm.h"
+#include "step/step.h"
 #include "trainer.h"
 #include "zero/zero.h"
 
@@ -25,6 +26,29 @@ static int
 split_model(const struct run *r)
 {
     return r->tp > 1 || r->pp > 1;
+}
+
+/* After a resume: the compute copy of the weights read, and the step's
+ * scalars in backend memory from the checkpoint's: AdamW's step count,
+ * the steps skipped, and float16's loss scale where the checkpoint has one
+ * (else --scale_loss's, as set up). */
+static void
+resumed_state(struct run *r)
+{
+    struct ops_step st;
+    int64_t t = r->opt.t; /* the checkpoint's (optim_state_get() resets it) */
+
+    model_params_changed(r->m, 0, model_table(r->m)->total);
+    if (optim_state_get(&r->opt, &st) < 0)
+        fatal("%s", r->ops->error());
+    st.t = (int32_t)t;
+    st.n_skipped = (int32_t)r->st.skipped_steps;
+    if (r->loss_scale != NULL && r->st.loss_scale > 0) {
+        st.loss_scale = (float)r->st.loss_scale;
+        st.good_steps = (int32_t)r->st.loss_scale_incr_count;
+        st.bad_steps = (int32_t)r->st.loss_scale_decr_count;
+    }
+    optim_state_set(&r->opt, &st);
 }
 
 void
@@ -62,6 +86,7 @@ load_or_init(struct run *r)
             zero_take_moments(r, &full);
             optim_release(&full);
         }
+        resumed_state(r);
         if (r->st.global_batch_size != r->gbs)
             fatal("%s was written with global_batch_size %lld; this run has "
                   "%d",
@@ -106,6 +131,7 @@ load_or_init(struct run *r)
                 fatal("--continue_training: %s", err);
             whole_release(&w);
         }
+        model_params_changed(r->m, 0, model_table(r->m)->total);
         log_info("weights from %s%s", path,
                  unused ? " (some of its tensors are not in this model)" : "");
         free(path);
@@ -128,6 +154,15 @@ save(struct run *r, const char *name, int keep_backup)
      * group (every other replica holds the same). */
     int writer = r->replica == 0;
 
+    /* Done with the steps so far (a NaN among them stops the run before it
+     * is saved); AdamW's step count and the loss scaling for the
+     * checkpoint. */
+    step_read(r, r->st.global_step);
+    r->st.optimizer_step = r->opt.t;
+    r->st.skipped_steps = r->last.n_skipped;
+    r->st.loss_scale = r->loss_scale != NULL ? r->last.loss_scale : 0;
+    r->st.loss_scale_incr_count = r->last.good_steps;
+    r->st.loss_scale_decr_count = r->last.bad_steps;
     /* Checkpoints hold every moment (global coordinates), so a sharded
      * run gathers them first; all ranks take part. */
     if (r->sh > 1) {

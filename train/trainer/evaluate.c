@@ -4,6 +4,7 @@
  * the test split at the end, on every rank as in training (a pipeline
  * passes activations on, with no backward), averaged over the replicas.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "comm.h"
@@ -23,11 +24,14 @@ void
 evaluate(struct run *r, struct loader *l, const char *name, int iters,
          int announce)
 {
-    struct losses sum = { 0, 0, 0 }, L;
-    struct forward_opts fo = { 0, 0, 0.0f };
+    struct losses sum;
+    struct forward_opts fo = { 0, 0, 0.0f, NULL };
+    struct loss_sums ls;
     struct batch b;
     char err[1024], eta[32];
     double t0 = now(), t_said = t0, sums[4], dt;
+    int64_t bad;
+    double bad_loss;
     int n = 0;
 
     if (announce)
@@ -36,6 +40,7 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
                  name, (long long)r->st.global_step, name, iters * r->replicas,
                  r->a.micro_batch_size);
     model_use_slot(r->m, 0);
+    loss_sums_init(r, &ls, iters < 4096 ? (size_t)iters : 4096);
     for (int i = 0; i < iters; i++) {
         struct comm *c = r->comm;
 
@@ -54,20 +59,28 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
                 c->recv(c, model_stage_input(r->m), stage_bytes(r, &b),
                         r->pp_rank - 1, COMM_PP),
                 r->st.global_step);
-        if (model_forward(r->m, &b, &fo, &L, err, sizeof(err)) < 0)
+        if (model_forward(r->m, &b, &fo, loss_sums_next(r, &ls, &b), err,
+                          sizeof(err)) < 0)
             fatal("%s step %d: %s", name, i, err);
         if (r->pp_rank < r->pp - 1)
             p2p(r,
                 c->send(c, model_stage_output(r->m), stage_bytes(r, &b),
                         r->pp_rank + 1, COMM_PP),
                 r->st.global_step);
-        else
-            check_loss(r->st.global_step, &L, name);
-        sum.loss += L.loss;
-        sum.lm_loss += L.lm_loss;
-        sum.sop_loss += L.sop_loss;
         n++;
     }
+    /* The evaluation's one wait for the backend. */
+    if (r->ops->sync() < 0)
+        fatal("%s step %lld: %s", name, (long long)r->st.global_step,
+              r->ops->error());
+    loss_sums_read(r, &ls, &sum, &bad, &bad_loss);
+    loss_sums_release(r, &ls);
+    if (bad >= 0)
+        fatal("the %s loss is %s at global step %lld (micro-batch %lld of "
+              "the evaluation); stopping (lower --max_lr, set --grad_clip, "
+              "or check the data)",
+              name, isinf(bad_loss) ? "inf" : "nan",
+              (long long)r->st.global_step, (long long)bad + 1);
     sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
     sums[3] = r->pp_rank == r->pp - 1 ? n : 0; /* the last stage counts */
     replicas_sum(r, sums, 4, r->st.global_step);

@@ -46,11 +46,13 @@ report_start(const struct run *r)
         log_info("note: %.*s", (int)(nl ? nl - n : (long)strlen(n)), n);
         n = nl ? nl + 1 : n + strlen(n);
     }
-    log_info("model: %s, %zu parameters, %.1f MB of activations; "
-             "accumulate %d micro-batches; device cpu (%s)",
+    log_info("device: %s, compute dtype %s (%s)", r->ops->name,
+             ops_dtype_name(r->ops->dtype), r->device_why);
+    log_info("model: %s, %zu parameters (%zu with their pads), %.1f MB of "
+             "activations; accumulate %d micro-batches",
              r->cfg.type == MODEL_GPT ? "gpt" : "ernie",
-             model_table(r->m)->total, model_activation_bytes(r->m) / 1e6,
-             r->accumulate, model_ops(r->m)->name);
+             params_count(model_table(r->m)), model_table(r->m)->total,
+             model_activation_bytes(r->m) / 1e6, r->accumulate);
     log_peak(r);
     log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
              "x data parallel %d x pipeline %d, this rank's data slice %d",
@@ -85,9 +87,17 @@ report_start(const struct run *r)
             if (r->stage3) /* the parameters alike */
                 p = g;
         }
-        log_info("memory per rank: parameters %.1f MB, gradients %.1f MB, "
-                 "optimizer %.1f MB, activations %.1f MB",
-                 p, g, o, model_activation_bytes(r->m) / 1e6);
+        if (r->ops->dtype != OPS_F32) /* (the 16-bit compute copy) */
+            log_info("memory per rank: parameters %.1f MB (fp32 master "
+                     "weights) + %.1f MB (%s compute copy), gradients %.1f "
+                     "MB, optimizer %.1f MB, activations %.1f MB",
+                     p, (double)total * ops_dtype_size(r->ops->dtype) / 1e6,
+                     ops_dtype_name(r->ops->dtype), g, o,
+                     model_activation_bytes(r->m) / 1e6);
+        else
+            log_info("memory per rank: parameters %.1f MB, gradients %.1f "
+                     "MB, optimizer %.1f MB, activations %.1f MB",
+                     p, g, o, model_activation_bytes(r->m) / 1e6);
     }
 }
 
@@ -178,17 +188,27 @@ open_records(struct run *r)
 /* The log line of the steps                                                 */
 
 /* Sum losses x[0..n) over every replica (the data-parallel and sharding
- * ranks) and the pipeline stages (only the last has them). */
+ * ranks) and the pipeline stages (only the last has them): through the
+ * backend's scalars buffer, where the collectives' buffers live. */
 void
 replicas_sum(struct run *r, double *x, size_t n, int64_t step)
 {
+    double *d = r->scalars;
+
+    if (r->replicas == 1 && r->pp == 1)
+        return;
+    if (n > RUN_SCALARS)
+        fatal("replicas_sum: %zu values, room for %d", n, RUN_SCALARS);
+    r->ops->upload(d, x, n * sizeof(double));
     if ((r->dp > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_DP) < 0) ||
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_DP) < 0) ||
         (r->sh > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_SHARDING) < 0) ||
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_SHARDING) < 0) ||
         (r->pp > 1 &&
-         r->comm->all_reduce_sum(r->comm, x, n, COMM_F64, COMM_PP) < 0))
+         r->comm->all_reduce_sum(r->comm, d, n, COMM_F64, COMM_PP) < 0))
         fatal("global step %lld: %s", (long long)step, r->comm->error);
+    if (r->ops->download(x, d, n * sizeof(double)) < 0)
+        fatal("global step %lld: %s", (long long)step, r->ops->error());
 }
 
 void
@@ -207,24 +227,35 @@ report_step(struct run *r, int64_t step, double lr, double norm,
     double speed = logged / dt, ips = speed * r->gbs;
     double tps = ips * a->max_seq_len;
     double mfu = r->flops / dt / (r->peak_gflops * 1e9);
-    char eta[32];
+    char eta[32], scaling[96] = "", norm_json[32] = "null";
 
     /* The steps left at the recent step time (evaluation and
      * saving not counted). */
     fmt_duration(eta, sizeof(eta), (a->max_steps - step) / speed);
+    /* float16: the loss scale after this step, and the steps skipped so
+     * far (their gradients were not finite: the norm is too). */
+    if (r->loss_scale != NULL)
+        snprintf(scaling, sizeof(scaling),
+                 ", loss_scale: %g, skipped_steps: %d", r->last.loss_scale,
+                 r->last.n_skipped);
+    if (isfinite(norm))
+        snprintf(norm_json, sizeof(norm_json), "%.9g", norm);
+    else if (isnan(norm))
+        norm = NAN; /* (not "-nan") */
     if (r->cfg.type == MODEL_ERNIE && r->cfg.binary_head)
         log_info("global step %lld, loss: %.6f, lm_loss: %.6f, "
                  "sop_loss: %.6f, speed: %.2f steps/s, ips: %.2f "
                  "seqs/s, learning rate: %.5e, tokens/s: %.0f, "
-                 "mfu: %.1f%%, grad_norm: %.4f, eta: %s",
+                 "mfu: %.1f%%, grad_norm: %.4f%s, eta: %s",
                  (long long)step, acc->loss / n, acc->lm_loss / n,
-                 acc->sop_loss / n, speed, ips, lr, tps, 100 * mfu, norm, eta);
+                 acc->sop_loss / n, speed, ips, lr, tps, 100 * mfu, norm,
+                 scaling, eta);
     else
         log_info("global step %lld, loss: %.6f, speed: %.2f steps/s, "
                  "ips: %.2f seqs/s, learning rate: %.5e, tokens/s: "
-                 "%.0f, mfu: %.1f%%, grad_norm: %.4f, eta: %s",
+                 "%.0f, mfu: %.1f%%, grad_norm: %.4f%s, eta: %s",
                  (long long)step, acc->loss / n, speed, ips, lr, tps, 100 * mfu,
-                 norm, eta);
+                 norm, scaling, eta);
     if (r->events) {
         struct event_scalar sc[] = {
             { "train/loss", acc->loss / n },
@@ -240,6 +271,11 @@ report_step(struct run *r, int64_t step, double lr, double norm,
         size_t k = r->cfg.type == MODEL_GPT ? 7 : r->cfg.binary_head ? 9 : 8;
 
         report(r, step, sc, k);
+        if (r->loss_scale != NULL) {
+            struct event_scalar ls = { "train/loss_scale", r->last.loss_scale };
+
+            report(r, step, &ls, 1);
+        }
     }
     if (r->jsonl) {
         fprintf(r->jsonl,
@@ -247,11 +283,15 @@ report_step(struct run *r, int64_t step, double lr, double norm,
                 "\"lm_loss\": %.9g, \"sop_loss\": %.9g, "
                 "\"learning_rate\": %.9g, \"steps_per_second\": %.6g, "
                 "\"samples_per_second\": %.6g, \"tokens_per_second\": "
-                "%.6g, \"mfu\": %.6g, \"grad_norm\": %.9g, "
-                "\"consumed_samples\": %llu, \"comm_bytes\": %.17g}\n",
+                "%.6g, \"mfu\": %.6g, \"grad_norm\": %s, "
+                "\"consumed_samples\": %llu, \"comm_bytes\": %.17g",
                 (long long)step, acc->loss / n, acc->lm_loss / n,
-                acc->sop_loss / n, lr, speed, ips, tps, mfu, norm,
+                acc->sop_loss / n, lr, speed, ips, tps, mfu, norm_json,
                 (unsigned long long)r->st.consumed_samples, comm_sent);
+        if (r->loss_scale != NULL)
+            fprintf(r->jsonl, ", \"loss_scale\": %.9g, \"skipped_steps\": %d",
+                    r->last.loss_scale, r->last.n_skipped);
+        fprintf(r->jsonl, "}\n");
         fflush(r->jsonl);
     }
 }

@@ -20,6 +20,7 @@
 #include "log/events.h"
 #include "log/peak.h"
 #include "ops.h"
+#include "step/step.h"
 #include "tok.h"
 #include "trainer.h"
 #include "zero/zero.h"
@@ -172,6 +173,80 @@ tokenizer_files(struct run *r)
         c->eos_token_id = -1;
 }
 
+/* The compute backend, chosen by ops_open() from --device, in the compute
+ * dtype, on this rank's GPU (its local rank); before anything is built,
+ * so that a --device cuda without CUDA or a GPU is said at once.  A GPU
+ * backend hands its device and queue to the communicator (NCCL). */
+static void
+open_backend(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    struct ops_request rq;
+
+    rq.device = a->device;
+    rq.dtype = !a->use_amp                            ? OPS_F32
+               : strcmp(a->amp_dtype, "float16") == 0 ? OPS_F16
+                                                      : OPS_BF16;
+    rq.local_rank = r->comm->local_rank;
+    rq.threads = a->threads;
+    rq.deterministic = 1;
+    rq.tf32 = 0;
+    r->ops = ops_open(&rq, r->device_why, sizeof(r->device_why));
+    if (r->ops == NULL)
+        fatal("%s", r->device_why);
+    if (r->ops->device >= 0 && g_world > 1) {
+#ifdef TRAIN_HAVE_NCCL
+        char err[512];
+
+        r->comm = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
+                            a->comm_timeout, err, sizeof(err));
+        if (r->comm == NULL)
+            fatal("%s", err);
+#else
+        fatal("--device %s: %d ranks on GPUs need NCCL, which this build has "
+              "not (make config shows why)",
+              a->device, g_world);
+#endif
+    }
+}
+
+/* A step's scalars in backend memory (run.h): the collectives' buffer,
+ * the norm's NaN check, the losses of a logging interval (read early past
+ * 4096 micro-batches). */
+static void
+step_scalars(struct run *r)
+{
+    struct ops_step nc;
+    size_t n = (size_t)r->a.logging_freq * (size_t)r->accumulate;
+
+    r->scalars = r->ops->alloc(RUN_SCALARS * sizeof(double), "scalars");
+    r->norm_check = r->ops->alloc(sizeof(*r->norm_check), "scalars");
+    if (r->scalars == NULL || r->norm_check == NULL)
+        fatal("%s", r->ops->error());
+    memset(&nc, 0, sizeof(nc));
+    nc.bad_step = -1;
+    r->ops->upload(r->norm_check, &nc, sizeof(nc));
+    loss_sums_init(r, &r->train_losses, n < 4096 ? n : 4096);
+    /* float16: the loss is scaled (Paddle's GradScaler, as PaddleNLP
+     * builds it from --scale_loss); bfloat16's range needs none. */
+    if (r->ops->dtype == OPS_F16) {
+        const struct train_args *a = &r->a;
+        struct ops_step st;
+
+        r->loss_scale = &r->opt.st->loss_scale;
+        r->scaling.dynamic = a->use_dynamic_loss_scaling;
+        r->scaling.incr_every = a->incr_every_n_steps;
+        r->scaling.incr_ratio = (float)a->incr_ratio;
+        r->scaling.decr_every = a->decr_every_n_nan_or_inf;
+        r->scaling.decr_ratio = (float)a->decr_ratio;
+        r->scaling.min_scale = 1.0f; /* (Paddle's update_loss_scaling op) */
+        if (optim_state_get(&r->opt, &st) < 0)
+            fatal("%s", r->ops->error());
+        st.loss_scale = (float)a->scale_loss;
+        optim_state_set(&r->opt, &st);
+    }
+}
+
 void
 setup(struct run *r)
 {
@@ -212,8 +287,7 @@ setup(struct run *r)
                     "micro_batch_size %d x dp %d x sharding %d",
                     r->gbs, a->micro_batch_size, r->dp, r->sh);
     r->accumulate = r->gbs / (a->micro_batch_size * r->replicas);
-    if (strcmp(a->device, "cuda") == 0)
-        fatal("--device cuda: this build has no CUDA backend yet");
+    open_backend(r);
     if (events_parse_targets(a->report_to, &r->event_targets, err,
                              sizeof(err)) < 0)
         usage_error("%s", err);
@@ -241,7 +315,7 @@ setup(struct run *r)
     /* The other paths, before a byte of the model is built. */
     check_paths(r);
 
-    op = ops_cpu(a->threads);
+    op = r->ops;
     {
         struct model_par par = {
             { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
@@ -286,6 +360,7 @@ setup(struct run *r)
             }
     }
     zero_setup(r);
+    step_scalars(r);
     r->lr.kind = strcmp(a->lr_decay_style, "cosine") == 0   ? LR_COSINE
                  : strcmp(a->lr_decay_style, "linear") == 0 ? LR_LINEAR
                  : r->cfg.type == MODEL_GPT                 ? LR_COSINE
@@ -321,6 +396,11 @@ run_release(struct run *r)
     optim_release(&r->opt);
     if (r->gacc)
         model_ops(r->m)->release(r->gacc);
+    loss_sums_release(r, &r->train_losses);
+    if (r->ops) {
+        r->ops->release(r->scalars);
+        r->ops->release(r->norm_check);
+    }
     model_free(r->m);
     ds_corpus_close(r->corpus);
     free(r->args_json);

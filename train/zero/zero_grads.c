@@ -63,7 +63,8 @@ zero_setup(struct run *r)
             fatal("sharding stage 2 needs the layers' tensors in one run");
         r->stage2 = 1;
         r->stage3 = a->sharding_stage == 3;
-        r->gacc = op->alloc((r->opt.hi - r->opt.lo) * sizeof(float));
+        r->gacc = op->alloc((r->opt.hi - r->opt.lo) * sizeof(float),
+                            "sharding's gradient sums");
         r->clip_off = calloc((size_t)r->sh + 1, sizeof(*r->clip_off));
         if (r->gacc == NULL || r->clip_off == NULL)
             fatal("out of memory");
@@ -85,11 +86,11 @@ zero_reduce_grads(struct run *r, int64_t step)
     if (r->replicas == 1)
         return;
     if (r->stage2) { /* the sharding sums are in gacc already */
-        model_ops(r->m)->accumulate(g + lo, r->gacc, n);
+        model_ops(r->m)->accumulate_f32(g + lo, r->gacc, n);
         if (r->dp > 1 &&
             r->comm->all_reduce_sum(r->comm, g + lo, n, COMM_F32, COMM_DP) < 0)
             fatal("global step %lld: %s", (long long)step, r->comm->error);
-        model_ops(r->m)->scale(g + lo, n, 1.0f / (float)r->replicas);
+        model_ops(r->m)->scale_f32(g + lo, n, 1.0f / (float)r->replicas);
         return;
     }
     if (r->overlap) {
@@ -102,7 +103,7 @@ zero_reduce_grads(struct run *r, int64_t step)
                                           COMM_DP) < 0 ||
             r->comm->wait_all(r->comm) < 0)
             fatal("global step %lld: %s", (long long)step, r->comm->error);
-        model_ops(r->m)->scale(g, total, 1.0f / (float)r->replicas);
+        model_ops(r->m)->scale_f32(g, total, 1.0f / (float)r->replicas);
         return;
     }
     if (r->sh > 1 && r->comm->reduce_scatter_ranges(
@@ -111,7 +112,7 @@ zero_reduce_grads(struct run *r, int64_t step)
     if (r->dp > 1 &&
         r->comm->all_reduce_sum(r->comm, g + lo, n, COMM_F32, COMM_DP) < 0)
         fatal("global step %lld: %s", (long long)step, r->comm->error);
-    model_ops(r->m)->scale(g + lo, n, 1.0f / (float)r->replicas);
+    model_ops(r->m)->scale_f32(g + lo, n, 1.0f / (float)r->replicas);
 }
 
 /* The backward hook of the overlapped reduction: layer l's gradients are
@@ -148,10 +149,10 @@ zero_shard_region(struct run *r, size_t a, size_t b)
                                 COMM_SHARDING) < 0)
             fatal("%s", r->comm->error);
         if (k == r->sh_rank)
-            op->accumulate(r->gacc + (pa - r->opt.lo), g + pa, pb - pa);
+            op->accumulate_f32(r->gacc + (pa - r->opt.lo), g + pa, pb - pa);
     }
     if (b > a)
-        op->discard(g + a, (b - a) * sizeof(float));
+        op->zero(g + a, (b - a) * sizeof(float));
 }
 
 void

@@ -18,10 +18,8 @@ zero_gather_moments(struct run *r, struct optimizer *full)
     if (optim_create(full, op, model_table(r->m)) < 0)
         fatal("out of memory gathering the optimizer state");
     full->t = r->opt.t;
-    op->zero(full->m + lo, n * sizeof(float));
-    op->zero(full->v + lo, n * sizeof(float));
-    op->accumulate(full->m + lo, r->opt.m, n);
-    op->accumulate(full->v + lo, r->opt.v, n);
+    op->copy(full->m + lo, r->opt.m, n * sizeof(float));
+    op->copy(full->v + lo, r->opt.v, n * sizeof(float));
     if (r->comm->all_gather_ranges(r->comm, full->m, r->shard_off, COMM_F32,
                                    COMM_SHARDING) < 0 ||
         r->comm->all_gather_ranges(r->comm, full->v, r->shard_off, COMM_F32,
@@ -36,9 +34,7 @@ zero_take_moments(struct run *r, const struct optimizer *full)
     const struct ops *op = model_ops(r->m);
     size_t lo = r->opt.lo, n = r->opt.hi - r->opt.lo;
 
-    op->zero(r->opt.m, n * sizeof(float));
-    op->zero(r->opt.v, n * sizeof(float));
-    op->accumulate(r->opt.m, full->m + lo, n);
-    op->accumulate(r->opt.v, full->v + lo, n);
+    op->copy(r->opt.m, full->m + lo, n * sizeof(float));
+    op->copy(r->opt.v, full->v + lo, n * sizeof(float));
     r->opt.t = full->t;
 }

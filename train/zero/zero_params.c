@@ -24,6 +24,8 @@ gather_params_how(struct run *r, size_t a, size_t b, int start)
             r->comm, model_params(r->m) + a, r->clip_off, COMM_F32,
             COMM_SHARDING) < 0)
         fatal("gathering parameters: %s", r->comm->error);
+    if (!start) /* (a started gather: once it is waited for) */
+        model_params_changed(r->m, a, b);
 }
 
 void
@@ -42,9 +44,9 @@ drop_params(struct run *r, size_t a, size_t b)
     size_t e1 = b < lo ? b : lo, s2 = a > hi ? a : hi;
 
     if (a < e1)
-        op->discard(p + a, (e1 - a) * sizeof(float));
+        op->zero(p + a, (e1 - a) * sizeof(float));
     if (s2 < b)
-        op->discard(p + s2, (b - s2) * sizeof(float));
+        op->zero(p + s2, (b - s2) * sizeof(float));
 }
 
 /* Stage 3's parameter hook: a layer's parameters gathered before use and
@@ -63,8 +65,14 @@ zero_stage3_params(void *ctx, int l, int need)
         drop_params(r, a, b);
         return;
     }
-    if (r->prefetched >= 0 && r->comm->wait_all(r->comm) < 0)
-        fatal("gathering parameters: %s", r->comm->error);
+    if (r->prefetched >= 0) {
+        size_t pa, pb;
+
+        if (r->comm->wait_all(r->comm) < 0)
+            fatal("gathering parameters: %s", r->comm->error);
+        model_layer_range(r->m, r->prefetched, &pa, &pb);
+        model_params_changed(r->m, pa, pb);
+    }
     if (r->prefetched != l) {
         if (r->prefetched >= 0) { /* (a pass cut short: not used) */
             size_t pa, pb;
@@ -99,12 +107,16 @@ zero_after_update(struct run *r, int64_t step)
     if (r->stage3) { /* the layers are gathered when needed */
         zero_gather_params(r, 0, r->layers_lo);
         zero_gather_params(r, r->layers_hi, model_table(r->m)->total);
-    } else if (r->sh > 1 && r->comm->all_gather_ranges(
-                                r->comm, model_params(r->m), r->shard_off,
-                                COMM_F32, COMM_SHARDING) < 0) {
-        fatal("global step %lld: %s", (long long)step, r->comm->error);
+    } else if (r->sh > 1) {
+        if (r->comm->all_gather_ranges(r->comm, model_params(r->m),
+                                       r->shard_off, COMM_F32,
+                                       COMM_SHARDING) < 0)
+            fatal("global step %lld: %s", (long long)step, r->comm->error);
+        /* The other ranks' ranges (this one's: by the update itself). */
+        model_params_changed(r->m, 0, r->opt.lo);
+        model_params_changed(r->m, r->opt.hi, model_table(r->m)->total);
     }
     if (r->stage2) /* the range's gradients, for the next step */
-        model_ops(r->m)->discard(model_grads(r->m) + r->opt.lo,
-                                 (r->opt.hi - r->opt.lo) * sizeof(float));
+        model_ops(r->m)->zero(model_grads(r->m) + r->opt.lo,
+                              (r->opt.hi - r->opt.lo) * sizeof(float));
 }
