@@ -109,6 +109,11 @@ struct ops {
      * GiB" or "cuda: an illegal memory access was encountered (detected
      * after layernorm_bwd)".  Static storage. */
     const char *(*error)(void);
+    /* A notice for the log, or NULL if none: a fallback the backend took
+     * without failing (e.g. "cuda: attention: cuDNN's fused attention
+     * cannot run ...: the exact kernel computes it").  Each notice is
+     * returned once; static storage, valid until the next call. */
+    const char *(*notice)(void);
     /* Device memory: free and total bytes, and the most this process has
      * held; the CPU reports the host's (free = MemAvailable). */
     void (*mem_info)(size_t *free_bytes, size_t *total_bytes,
@@ -131,7 +136,10 @@ struct ops {
     /* An upload from page-locked memory (host_alloc) on the copy queue,
      * overlapping the compute queue; upload_wait() orders the compute
      * queue after every upload_async() so far without blocking the host.
-     * The host must not touch src until the next sync() (or download). */
+     * The host must not touch src until the next sync() (or download).
+     * The copy itself waits for the compute work queued before the last
+     * upload_wait(), so a double-buffered batch (the next one uploaded
+     * into the buffer the previous step read) is safe. */
     void (*upload_async)(void *dst, const void *pinned_src, size_t bytes);
     void (*upload_wait)(void);
     /* Within backend memory: dst = src (no overlap); zero. */
@@ -181,9 +189,8 @@ struct ops {
     /* r = a + bb, then y = layernorm(r) (the residual fused; r may alias
      * a). */
     void (*residual_layernorm_fwd)(void *r, void *y, float *mean, float *rstd,
-                                   const void *a, const void *bb,
-                                   const void *w, const void *b, int n, int C,
-                                   float eps);
+                                   const void *a, const void *bb, const void *w,
+                                   const void *b, int n, int C, float eps);
     /* dx += (act), dw += and db += (fp32). */
     void (*layernorm_bwd)(void *dx, float *dw, float *db, const void *dy,
                           const void *x, const void *w, const float *mean,
@@ -284,10 +291,12 @@ struct ops {
      * host at its next logging interval). */
     void (*loss_check)(struct ops_step *st, const double *loss, int64_t step);
     /* From st->sumsq (all-reduced by the caller): st->skip (not finite),
-     * st->grad_scale = (1 / loss_scale) x min(1, max_norm / (norm / loss_scale
-     * + 1e-6)) (Paddle's ClipGradByGlobalNorm; no clipping when max_norm <=
-     * 0), and with o->dynamic the loss scale's update (halve on a
-     * non-finite step, grow after incr_every finite ones). */
+     * st->grad_scale = (1 / loss_scale) x max_norm / max(norm, max_norm)
+     * with norm = sqrt(sumsq) / loss_scale (Paddle's ClipGradByGlobalNorm,
+     * as the CPU optimizer computes it: in double, rounded once; no
+     * clipping when max_norm <= 0), and with o->dynamic the loss scale's
+     * update (times decr_ratio, at least min_scale, on a non-finite step;
+     * times incr_ratio after incr_every finite ones).  o is host memory. */
     void (*step_prepare)(struct ops_step *st, const struct ops_step_opts *o);
 
     /* ---- optimizer */
@@ -311,8 +320,15 @@ struct ops {
 
 /* The uniform draw in [0, 1) for element i of a dropout site: the top 24
  * bits of splitmix64(seed ^ splitmix64(i)), times 2^-24.  Pure; every
- * backend gives exactly these bits. */
-static inline uint64_t
+ * backend gives exactly these bits (CUDA's kernels call these very
+ * functions: OPS_HD compiles them for the device too). */
+#ifdef __CUDACC__
+#    define OPS_HD __host__ __device__
+#else
+#    define OPS_HD
+#endif
+
+static inline OPS_HD uint64_t
 ops_splitmix64(uint64_t x)
 {
     x += 0x9E3779B97F4A7C15ULL;
@@ -321,7 +337,7 @@ ops_splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static inline float
+static inline OPS_HD float
 ops_dropout_uniform(uint64_t seed, uint64_t i)
 {
     return (float)(ops_splitmix64(seed ^ ops_splitmix64(i)) >> 40) *
