@@ -71,6 +71,7 @@ endif
 include mk/config.mk
 include mk/libtok.mk
 include mk/libdata.mk
+include mk/cuda.mk
 include mk/train.mk
 include mk/tools.mk
 include mk/vocab.mk
@@ -198,6 +199,9 @@ help:
 	@echo 'Detected (cached in $(BUILD)/config.mk, probed again when the'
 	@echo 'compilers or packages change; make reconfigure to redo):'
 	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
-		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
+		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_CUDNN=$(HAVE_CUDNN)' \
+		'HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
+	@echo '  CUDA backend: $(if $(filter 1,$(CUDA_BACKEND)),built,not built)' \
+		'(CUDA_ARCH=$(CUDA_ARCH))'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

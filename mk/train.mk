@@ -20,8 +20,8 @@ endif
 # functions return their errors.
 TRAIN_PROG_DIRS := data run step trainer zero
 TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
-LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
-	$(wildcard train/*/*.c))
+LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c \
+	$(CUDA_LIBTRAIN_EXCLUDE),$(wildcard train/*/*.c))
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 TRAIN_PROG_OBJS := $(TRAIN_PROG_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
@@ -30,7 +30,8 @@ PROTOC_C ?= protoc-c
 # protobuf-c packs the TensorBoard and VisualDL records, ISA-L's
 # crc32_iscsi is TensorBoard's CRC-32C (Debian: libprotobuf-c-dev,
 # protobuf-c-compiler, libisal-dev).
-LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp -lprotobuf-c -lisal
+LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp -lprotobuf-c -lisal \
+	$(CUDA_BACKEND_LIBS)
 # -fno-math-errno: math calls never set errno here (nothing reads it), so
 # sqrtf and friends vectorize.
 TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain \
@@ -105,8 +106,10 @@ $(BUILD)/libtrain/%.o: train/%.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -c -o $@ $<
 
-$(LIBTRAIN): $(LIBTRAIN_OBJS)
-	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+# The CUDA backend (mk/cuda.mk), when built, is linked after libtrain:
+# built first, and a change to it relinks what links libtrain.
+$(LIBTRAIN): $(LIBTRAIN_OBJS) $(LIBTRAIN_CUDA)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # The `train` tool.
 TRAIN_TOOL := $(BUILD)/train
