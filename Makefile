@@ -71,8 +71,8 @@ endif
 include mk/config.mk
 include mk/libtok.mk
 include mk/libdata.mk
-include mk/cuda.mk
 include mk/train.mk
+include mk/cuda.mk
 include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk
@@ -201,7 +201,7 @@ help:
 	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
 		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_CUDNN=$(HAVE_CUDNN)' \
 		'HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
-	@echo '  CUDA backend: $(if $(filter 1,$(CUDA_BACKEND)),built,not built)' \
+	@echo '  CUDA backend: $(if $(filter 1,$(HAVE_CUDA_BACKEND)),built,not built)' \
 		'(CUDA_ARCH=$(CUDA_ARCH))'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -46,6 +46,9 @@ else
 include $(CONFIG_MK)
 endif
 
+# The CUDA backend (mk/cuda.mk) needs all three.
+HAVE_CUDA_BACKEND := $(if $(filter 111,$(HAVE_CUDA)$(HAVE_CUBLAS)$(HAVE_CUDNN)),1,0)
+
 .PHONY: config reconfigure
 config:
 	@echo '$(call yesno,$(HAVE_OPENMP)) OpenMP   (HAVE_OPENMP=$(HAVE_OPENMP))'

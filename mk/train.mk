@@ -20,8 +20,13 @@ endif
 # functions return their errors.
 TRAIN_PROG_DIRS := data run step trainer zero
 TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
+# train/cuda/ is the CUDA backend's (mk/cuda.mk); where it is not built,
+# ops_cuda() is a stub that says so.
 LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c \
-	$(CUDA_LIBTRAIN_EXCLUDE),$(wildcard train/*/*.c))
+	train/cuda/%,$(wildcard train/*/*.c))
+ifneq ($(HAVE_CUDA_BACKEND),1)
+LIBTRAIN_SRCS += train/ops_cuda_stub.c
+endif
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
 TRAIN_PROG_OBJS := $(TRAIN_PROG_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
@@ -30,8 +35,7 @@ PROTOC_C ?= protoc-c
 # protobuf-c packs the TensorBoard and VisualDL records, ISA-L's
 # crc32_iscsi is TensorBoard's CRC-32C (Debian: libprotobuf-c-dev,
 # protobuf-c-compiler, libisal-dev).
-LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp -lprotobuf-c -lisal \
-	$(CUDA_BACKEND_LIBS)
+LIBTRAIN_LIBS := $(OPENBLAS_LIBS) -fopenmp -lprotobuf-c -lisal
 # -fno-math-errno: math calls never set errno here (nothing reads it), so
 # sqrtf and friends vectorize.
 TRAIN_CFLAGS := -fopenmp -fno-math-errno $(OPENBLAS_CFLAGS) -Itrain \
@@ -106,9 +110,9 @@ $(BUILD)/libtrain/%.o: train/%.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -c -o $@ $<
 
-# The CUDA backend (mk/cuda.mk), when built, is linked after libtrain:
-# built first, and a change to it relinks what links libtrain.
-$(LIBTRAIN): $(LIBTRAIN_OBJS) $(LIBTRAIN_CUDA)
+# (mk/cuda.mk adds the CUDA backend's library as a prerequisite: not a
+# member, hence the filter.)
+$(LIBTRAIN): $(LIBTRAIN_OBJS)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # The `train` tool.

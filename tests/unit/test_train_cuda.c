@@ -7,7 +7,7 @@
  * three GEMMs (checked against a column-major GEMM that follows cuBLAS's
  * definition), the algorithm cache, the ops' shape checks, the attention
  * buffers' sizes and cuDNN's applicability, and the optimizer step's
- * arithmetic (against the CPU optimizer's formulas, bit for bit).
+ * arithmetic (against the CPU backend's formulas, bit for bit).
  *
  * Then ops_cuda() itself: linked with the backend where this build has
  * one (mk/cuda.mk), so the link is tested here; on a machine without a GPU
@@ -450,13 +450,55 @@ step_of(double sumsq, float loss_scale)
     return st;
 }
 
+/* The CPU backend's step_prepare (train/cpu/ops_cpu.c), the reference. */
+static void
+ref_step_prepare(struct ops_step *st, const struct ops_step_opts *o)
+{
+    double scale = st->loss_scale, ss = st->sumsq;
+
+    if (!isfinite(ss)) {
+        st->skip = 1;
+        st->grad_scale = 0.0f;
+        st->n_skipped++;
+    } else {
+        double norm = sqrt(ss) / scale;
+        double clip =
+            o->max_norm > 0 ? o->max_norm / fmax(norm, o->max_norm) : 1.0;
+
+        st->skip = 0;
+        st->grad_scale = (float)(clip / scale);
+    }
+    st->sumsq = ss / (scale * scale);
+    if (!o->dynamic)
+        return;
+    if (st->skip) {
+        st->good_steps = 0;
+        if (++st->bad_steps >= o->decr_every) {
+            double s = scale * o->decr_ratio;
+
+            st->loss_scale = (float)(s < o->min_scale ? o->min_scale : s);
+            st->bad_steps = 0;
+        }
+    } else {
+        st->bad_steps = 0;
+        if (++st->good_steps >= o->incr_every) {
+            float s = (float)(scale * o->incr_ratio);
+
+            if (isfinite(s))
+                st->loss_scale = s;
+            st->good_steps = 0;
+        }
+    }
+}
+
 static void
 test_step_prepare_clips_as_the_cpu_optimizer(void)
 {
-    struct ops_step_opts o = { 1.0f, 0, 0, 0, 0, 0 };
+    struct ops_step_opts o = { 1.0f, 0, 0, 0.0f, 0, 0.0f, 0.0f };
 
-    /* The CPU's scale: (float)(grad_clip / fmax(norm, grad_clip)), in
-     * double; the same bits for norms around the clip. */
+    /* The CPU optimizer's scale before ops.h v2, (float)(grad_clip /
+     * fmax(norm, grad_clip)) in double: the same bits for norms around
+     * the clip. */
     for (int i = 0; i < 2000; i++) {
         double norm = 0.05 * (i + 1) * (1.0 + 0.001 * frand());
         struct ops_step st = step_of(norm * norm, 1.0f);
@@ -468,6 +510,7 @@ test_step_prepare_clips_as_the_cpu_optimizer(void)
         cuda_step_prepare_math(&st, &o);
         CHECK_EQ_INT(st.skip, 0);
         CHECK(memcmp(&st.grad_scale, &want, sizeof(want)) == 0);
+        CHECK(st.sumsq == norm * norm);
     }
     {
         struct ops_step st = step_of(100.0, 1.0f);
@@ -481,34 +524,45 @@ test_step_prepare_clips_as_the_cpu_optimizer(void)
 static void
 test_step_prepare_divides_out_the_loss_scale(void)
 {
-    struct ops_step_opts o = { 1.0f, 0, 0, 0, 0, 0 };
+    struct ops_step_opts o = { 1.0f, 0, 0, 0.0f, 0, 0.0f, 0.0f };
     /* Gradients scaled by 1024 with a true norm of 2: clip to 1, so each
-     * is multiplied by 0.5 / 1024. */
+     * is multiplied by 0.5 / 1024, and the sum of squares reads as the
+     * true gradients'. */
     struct ops_step st = step_of(2048.0 * 2048.0, 1024.0f);
 
     cuda_step_prepare_math(&st, &o);
     CHECK(st.grad_scale == 0.5f / 1024.0f);
+    CHECK(st.sumsq == 4.0);
     CHECK_EQ_INT(st.skip, 0);
 }
 
 static void
-test_step_prepare_skips_non_finite_steps(void)
+test_step_prepare_skips_and_shrinks_as_paddle(void)
 {
-    struct ops_step_opts o = { 1.0f, 1, 3, 2.0f, 0.5f, 1.0f };
+    /* decr_every_n_nan_or_inf = 2, decr_ratio 0.5, min_scale 1. */
+    struct ops_step_opts o = { 1.0f, 1, 3, 2.0f, 2, 0.5f, 1.0f };
     struct ops_step st = step_of(INFINITY, 1024.0f);
 
     cuda_step_prepare_math(&st, &o);
-    CHECK_EQ_INT(st.skip, 1);
-    CHECK(st.grad_scale == 0.0f);
-    CHECK(st.loss_scale == 512.0f);
-    CHECK_EQ_INT(st.n_skipped, 1);
+    CHECK(st.skip == 1 && st.grad_scale == 0.0f && st.n_skipped == 1);
+    CHECK(st.loss_scale == 1024.0f && st.bad_steps == 1);
     st.sumsq = NAN;
     cuda_step_prepare_math(&st, &o);
-    CHECK_EQ_INT(st.skip, 1);
-    CHECK(st.loss_scale == 256.0f);
-    CHECK_EQ_INT(st.n_skipped, 2);
+    CHECK(st.skip == 1 && st.n_skipped == 2);
+    CHECK(st.loss_scale == 512.0f && st.bad_steps == 0);
+    /* A finite step in between starts the count again. */
+    st.sumsq = INFINITY;
+    cuda_step_prepare_math(&st, &o);
+    st.sumsq = 1.0;
+    cuda_step_prepare_math(&st, &o);
+    CHECK(st.skip == 0 && st.bad_steps == 0 && st.good_steps == 1);
+    st.sumsq = INFINITY;
+    cuda_step_prepare_math(&st, &o);
+    CHECK(st.loss_scale == 512.0f && st.good_steps == 0);
     /* Never under min_scale. */
+    o.decr_every = 1;
     st.loss_scale = 1.5f;
+    st.sumsq = INFINITY;
     cuda_step_prepare_math(&st, &o);
     CHECK(st.loss_scale == 1.0f);
     /* Without dynamic scaling the scale stays. */
@@ -521,23 +575,44 @@ test_step_prepare_skips_non_finite_steps(void)
 static void
 test_step_prepare_grows_the_scale(void)
 {
-    struct ops_step_opts o = { 0.0f, 1, 2, 2.0f, 0.5f, 1.0f };
-    struct ops_step st = step_of(1.0, 8.0f);
+    struct ops_step_opts o = { 0.0f, 1, 2, 2.0f, 1, 0.5f, 1.0f };
+    struct ops_step st = step_of(64.0, 8.0f);
 
     cuda_step_prepare_math(&st, &o);
     CHECK(st.loss_scale == 8.0f && st.good_steps == 1);
+    st.sumsq = 64.0;
     cuda_step_prepare_math(&st, &o);
     CHECK(st.loss_scale == 16.0f && st.good_steps == 0);
-    /* A non-finite step resets the count. */
-    cuda_step_prepare_math(&st, &o);
-    st.sumsq = INFINITY;
-    cuda_step_prepare_math(&st, &o);
-    CHECK(st.loss_scale == 8.0f && st.good_steps == 0);
     /* A scale that would overflow stays. */
     st = step_of(1.0, FLT_MAX);
     st.good_steps = 1;
     cuda_step_prepare_math(&st, &o);
     CHECK(st.loss_scale == FLT_MAX && st.good_steps == 0);
+}
+
+static void
+test_step_prepare_matches_the_cpu_backend(void)
+{
+    struct ops_step_opts o = { 1.0f, 1, 3, 2.0f, 2, 0.5f, 1.0f };
+    struct ops_step a = step_of(0.0, 65536.0f), b;
+
+    /* A long run of random steps, some non-finite: every field agrees. */
+    for (int i = 0; i < 5000; i++) {
+        double norm = 4.0 * (frand() + 1.0) * a.loss_scale;
+        double ss = i % 7 == 3 ? INFINITY : i % 11 == 5 ? NAN : norm * norm;
+
+        o.max_norm = i % 5 == 0 ? 0.0f : 1.0f;
+        a.sumsq = ss;
+        b = a;
+        cuda_step_prepare_math(&a, &o);
+        ref_step_prepare(&b, &o);
+        if (!(isnan(a.sumsq) && isnan(b.sumsq)))
+            CHECK(memcmp(&a.sumsq, &b.sumsq, sizeof(a.sumsq)) == 0);
+        CHECK(memcmp(&a.grad_scale, &b.grad_scale, 4) == 0);
+        CHECK(memcmp(&a.loss_scale, &b.loss_scale, 4) == 0);
+        CHECK(a.skip == b.skip && a.good_steps == b.good_steps &&
+              a.bad_steps == b.bad_steps && a.n_skipped == b.n_skipped);
+    }
 }
 
 static void
@@ -622,8 +697,9 @@ TESTS(train_cuda, TEST(test_status_keeps_the_first_failure),
       TEST(test_attention_buffer_sizes), TEST(test_sdpa_applicability),
       TEST(test_step_prepare_clips_as_the_cpu_optimizer),
       TEST(test_step_prepare_divides_out_the_loss_scale),
-      TEST(test_step_prepare_skips_non_finite_steps),
+      TEST(test_step_prepare_skips_and_shrinks_as_paddle),
       TEST(test_step_prepare_grows_the_scale),
+      TEST(test_step_prepare_matches_the_cpu_backend),
       TEST(test_adamw_consts_are_the_cpu_optimizer_s),
       TEST(test_ops_cuda_without_a_gpu_fails_cleanly),
       TEST(test_ops_cuda_refuses_an_unknown_dtype))

@@ -497,7 +497,7 @@ struct sdpa_dims {
     int64_t s_qkv[4], s_kt[4], s_o[4];   /* strides */
     int64_t ss[4], s_ss[4];              /* [b,h,s,s] */
     int64_t st[4], s_st[4];              /* [b,h,s,1] */
-    int64_t bias[4], s_bias[4];          /* [b,1,1,s] */
+    int64_t bias[4], s_bias[4];          /* [b,1,s,s], broadcast */
     int64_t sst[4], s_sst[4];            /* [b,h,s,s] transposed view */
     int64_t o_bhsd_virt[4], s_o_virt[4]; /* dO * O, as the frontend */
 };
@@ -524,8 +524,10 @@ sdpa_dims(int B, int T, int C, int NH)
     set4(g.s_ss, h * s * s, s * s, s, 1);
     set4(g.st, b, h, s, 1);
     set4(g.s_st, h * s, s, 1, 1);
-    set4(g.bias, b, 1, 1, s);
-    set4(g.s_bias, s, s, s, 1);
+    /* The key bias [B,T] as [b,1,s,s] with a zero stride over the queries
+     * (PyTorch's expand() of a [b,s] mask, which its cuDNN path passes). */
+    set4(g.bias, b, 1, s, s);
+    set4(g.s_bias, s, s, 0, 1);
     set4(g.sst, b, h, s, s);
     set4(g.s_sst, h * s * s, s * s, 1, s);
     set4(g.o_bhsd_virt, b, h, s, d);
@@ -901,18 +903,22 @@ execute(struct sdpa_plan *p, const std::vector<int64_t> &uids,
 /* Queues the seed and the converted bias; the bias (or NULL) in
  * buf[0..), and the common pointers into uids/ptrs. */
 static int
-prepare(const float *key_bias, int B, int T, int h0, uint64_t seed, float p,
-        void *bias_buf, struct sdpa_scalars *sc, std::vector<int64_t> &uids,
-        std::vector<void *> &ptrs)
+prepare(const float *key_bias, int B, int T, int C, int NH, int h0, int causal,
+        uint64_t seed, float p, void *bias_buf, struct sdpa_scalars *sc,
+        std::vector<int64_t> &uids, std::vector<void *> &ptrs)
 {
     struct sdpa_state *s = state();
 
-    sc->scale = 0.0f;
+    sc->scale = 1.0f / sqrtf((float)(C / NH));
+    /* Before 9.1 cuDNN's softmax wanted the lowest float, not -inf
+     * (cudnn-frontend's get_negative_inf_value()). */
     sc->neg_inf = cuda_g.cudnn_version < 91000 ? -3.402823466e38f : -INFINITY;
     sc->drop_scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
     sc->drop_keep = 1.0f - p;
     sc->one = 1.0f;
-    uids.push_back(UID_NEG_INF), ptrs.push_back(&sc->neg_inf);
+    /* Only the graph's own tensors go in the variant pack. */
+    if (causal)
+        uids.push_back(UID_NEG_INF), ptrs.push_back(&sc->neg_inf);
     uids.push_back(UID_SCALE), ptrs.push_back(&sc->scale);
     if (key_bias != NULL) {
         size_t n = (size_t)B * (size_t)T;
@@ -959,10 +965,9 @@ cuda_sdpa_fwd(void *out, float *lse, const void *qkv, const float *key_bias,
     pl = get_plan(make_key(0, B, T, C, NH, causal, key_bias != NULL, p));
     buf = (char *)cuda_scratch(bias_bytes + round256((size_t)pl->workspace),
                                "cuDNN attention's workspace");
-    if (buf == NULL ||
-        prepare(key_bias, B, T, h0, seed, p, buf, &sc, uids, ptrs) != 0)
+    if (buf == NULL || prepare(key_bias, B, T, C, NH, h0, causal, seed, p, buf,
+                               &sc, uids, ptrs) != 0)
         return -1;
-    sc.scale = 1.0f / sqrtf((float)(C / NH));
     uids.push_back(UID_Q), ptrs.push_back((void *)qb);
     uids.push_back(UID_K), ptrs.push_back((void *)(qb + (size_t)C * elt));
     uids.push_back(UID_V), ptrs.push_back((void *)(qb + 2 * (size_t)C * elt));
@@ -999,10 +1004,9 @@ cuda_sdpa_bwd(void *dqkv, void *scratch, const void *dout, const void *out,
     buf = (char *)cuda_scratch(bias_bytes + sum_bytes + acc_bytes +
                                    round256((size_t)pl->workspace),
                                "cuDNN attention's workspace");
-    if (buf == NULL ||
-        prepare(key_bias, B, T, h0, seed, p, buf, &sc, uids, ptrs) != 0)
+    if (buf == NULL || prepare(key_bias, B, T, C, NH, h0, causal, seed, p, buf,
+                               &sc, uids, ptrs) != 0)
         return -1;
-    sc.scale = 1.0f / sqrtf((float)(C / NH));
     /* Before cuDNN 9.6 the dQ accumulator had to start at zero. */
     if (acc_bytes > 0 && !CUDA_OK(cudaMemsetAsync(buf + bias_bytes + sum_bytes,
                                                   0, acc_bytes, cuda_g.stream)))

@@ -6,12 +6,15 @@
  * and the gradient are written (the gradient over the logits themselves
  * when they alias); the probabilities are never stored.
  *
- * Numerics are the CPU's: the row max in float, the sum of exp(x - max)
- * accumulated in double (a block reduction in a fixed order: the same
- * bits every run), the loss formed in double and rounded once, the
- * gradient exp(x - max) * (1 / sum) * dscale in float.  A target at or
- * beyond V (bad input the CPU would assert on) gives a NaN loss, which
- * loss_check() reports with the step.
+ * Only the first V_valid columns are the vocabulary (the rest pad it to
+ * a multiple of 128: their gradient is 0).  Numerics are the CPU's: the
+ * row max in float, the sum of exp(x - max) accumulated in double (a
+ * block reduction in a fixed order: the same bits every run), the loss
+ * formed in double and rounded once, the gradient exp(x - max) * (1 /
+ * sum) * scale in float with scale = dscale times fp16's loss scale,
+ * applied before the gradient is rounded to the dtype.  A target at or
+ * beyond V_valid (bad input the CPU would assert on) gives a NaN loss,
+ * which loss_check() reports with the step.
  */
 #include "cuda_common.cuh"
 
@@ -72,10 +75,18 @@ row_zero(T *d, int V)
         d[j] = from_float<T>(0.0f);
 }
 
+/* dscale times fp16's loss scale (in device memory; NULL: 1), as the CPU
+ * multiplies them: once, in float. */
+__device__ __forceinline__ float
+grad_scale(float dscale, const float *loss_scale)
+{
+    return loss_scale != NULL ? dscale * *loss_scale : dscale;
+}
+
 template <typename T>
 __global__ void
 xent_kernel(float *losses, T *dlogits, const T *logits, const int32_t *targets,
-            int V, float dscale)
+            int V, int V_valid, float dscale, const float *loss_scale)
 {
     __shared__ float fbuf[32];
     __shared__ double dbuf[32];
@@ -93,7 +104,7 @@ xent_kernel(float *losses, T *dlogits, const T *logits, const int32_t *targets,
             row_zero(d, V);
         return;
     }
-    if (t >= V) {
+    if (t >= V_valid) {
         if (threadIdx.x == 0)
             losses[row] = NAN;
         if (d != NULL)
@@ -103,12 +114,13 @@ xent_kernel(float *losses, T *dlogits, const T *logits, const int32_t *targets,
     /* Read before any thread overwrites the row (the reductions below
      * synchronise the block first). */
     xt = to_float(x[t]);
-    max = row_max(x, V, fbuf);
-    sum = row_sum_exp(x, V, max, dbuf);
+    max = row_max(x, V_valid, fbuf);
+    sum = row_sum_exp(x, V_valid, max, dbuf);
     if (threadIdx.x == 0)
         losses[row] = (float)((double)max + log(sum) - xt);
     if (d != NULL)
-        row_grad(d, x, V, V, max, (float)(1.0 / sum), dscale, t);
+        row_grad(d, x, V, V_valid, max, (float)(1.0 / sum),
+                 grad_scale(dscale, loss_scale), t);
 }
 
 template <typename T>
@@ -147,7 +159,7 @@ __global__ void
 xent_finish_kernel(float *losses, T *dlogits, const T *logits,
                    const float *rowmax, const double *sums,
                    const int32_t *targets, int V, int V_valid, int v0,
-                   float dscale)
+                   float dscale, const float *loss_scale)
 {
     size_t row = blockIdx.x;
     const T *x = logits + row * V;
@@ -167,7 +179,8 @@ xent_finish_kernel(float *losses, T *dlogits, const T *logits,
         losses[row] =
             (float)((double)max + log(sum) - (float)sums[2 * row + 1]);
     if (d != NULL)
-        row_grad(d, x, V, V_valid, max, (float)(1.0 / sum), dscale,
+        row_grad(d, x, V, V_valid, max, (float)(1.0 / sum),
+                 grad_scale(dscale, loss_scale),
                  t >= v0 && t < v0 + V_valid ? t - v0 : -1);
 }
 
@@ -186,15 +199,17 @@ check_xent(int n, int V, int V_valid, int v0, const void *out,
 
 void
 cuda_xent(float *losses, void *dlogits, const void *logits,
-          const int32_t *targets, int n, int V, float dscale)
+          const int32_t *targets, int n, int V, int V_valid, float dscale,
+          const float *loss_scale)
 {
     if (cuda_op_begin("xent") != 0 ||
-        check_xent(n, V, V, 0, losses, logits, targets) != 0 || n == 0)
+        check_xent(n, V, V_valid, 0, losses, logits, targets) != 0 || n == 0)
         return;
-    DISPATCH_DTYPE(
-        cuda_g.dtype, T,
-        xent_kernel<T><<<(unsigned)n, XENT_THREADS, 0, cuda_g.stream>>>(
-            losses, (T *)dlogits, (const T *)logits, targets, V, dscale));
+    DISPATCH_DTYPE(cuda_g.dtype, T,
+                   xent_kernel<T>
+                   <<<(unsigned)n, XENT_THREADS, 0, cuda_g.stream>>>(
+                       losses, (T *)dlogits, (const T *)logits, targets, V,
+                       V_valid, dscale, loss_scale));
     LAUNCH_OK();
 }
 
@@ -233,7 +248,7 @@ void
 cuda_xent_finish(float *losses, void *dlogits, const void *logits,
                  const float *rowmax, const double *sums,
                  const int32_t *targets, int n, int V, int V_valid, int v0,
-                 float dscale)
+                 float dscale, const float *loss_scale)
 {
     if (cuda_op_begin("xent_finish") != 0 ||
         check_xent(n, V, V_valid, v0, losses, logits, targets) != 0 || n == 0)
@@ -246,6 +261,6 @@ cuda_xent_finish(float *losses, void *dlogits, const void *logits,
                    xent_finish_kernel<T>
                    <<<(unsigned)n, XENT_THREADS, 0, cuda_g.stream>>>(
                        losses, (T *)dlogits, (const T *)logits, rowmax, sums,
-                       targets, V, V_valid, v0, dscale));
+                       targets, V, V_valid, v0, dscale, loss_scale));
     LAUNCH_OK();
 }

@@ -34,8 +34,11 @@ struct cuda_backend {
     int deterministic, tf32;
     cudaStream_t stream, copy_stream;
     /* upload_wait() records compute_mark on the compute stream (after the
-     * work queued so far) and copy_done on the copy stream. */
-    cudaEvent_t copy_done, compute_mark;
+     * work queued so far: upload_async() waits for it) and copy_done[k % 2]
+     * on the copy stream (the k-th call; the next call waits for it on the
+     * host). */
+    cudaEvent_t copy_done[2], compute_mark;
+    unsigned long long n_waits;
     cublasLtHandle_t lt;
     void *lt_ws; /* cuBLASLt's fixed workspace */
     size_t lt_ws_bytes;
@@ -295,6 +298,7 @@ void cuda_add(void *y, const void *a, const void *b, size_t n);
 void cuda_accumulate(void *y, const void *x, size_t n);
 void cuda_scale(void *x, size_t n, float s);
 void cuda_accumulate_f32(float *y, const float *x, size_t n);
+void cuda_scale_f32(float *x, size_t n, float s);
 void cuda_dropout_fwd(void *y, const void *x, size_t n, float p, uint64_t seed);
 void cuda_dropout_bwd(void *dx, const void *dy, size_t n, float p,
                       uint64_t seed);
@@ -345,7 +349,8 @@ void cuda_sdpa_close(void);
 
 /* classifier.cu */
 void cuda_xent(float *losses, void *dlogits, const void *logits,
-               const int32_t *targets, int n, int V, float dscale);
+               const int32_t *targets, int n, int V, int V_valid, float dscale,
+               const float *loss_scale);
 void cuda_xent_max(float *rowmax, const void *logits, int n, int V,
                    int V_valid);
 void cuda_xent_partial(double *sums, const void *logits, const float *rowmax,
@@ -354,7 +359,7 @@ void cuda_xent_partial(double *sums, const void *logits, const float *rowmax,
 void cuda_xent_finish(float *losses, void *dlogits, const void *logits,
                       const float *rowmax, const double *sums,
                       const int32_t *targets, int n, int V, int V_valid, int v0,
-                      float dscale);
+                      float dscale, const float *loss_scale);
 
 /* reduce.cu */
 void cuda_sum_acc(double *acc, const float *x, size_t n, double scale);

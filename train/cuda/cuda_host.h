@@ -202,47 +202,48 @@ const char *cuda_sdpa_unsupported(enum ops_dtype dt, int T, int D,
 
 /* ------------------------------------------------------------ optimizer */
 
-/* The step's scalars (ops.h, step_prepare): Paddle's ClipGradByGlobalNorm,
- * scale = max_norm / max(norm, max_norm), as the CPU optimizer computes it
- * (in double, rounded once), of the true norm (the loss scale divided
- * out), and with o->dynamic fp16's loss scale update.  A non-finite sum of
- * squares skips the step. */
+/* The step's scalars (ops.h, step_prepare), as the CPU backend computes
+ * them (train/cpu/ops_cpu.c, cpu_step_prepare), bit for bit: Paddle's
+ * ClipGradByGlobalNorm, clip = max_norm / max(norm, max_norm) of the true
+ * norm (the loss scale divided out), in double and rounded once; sumsq
+ * divided by the loss scale squared; with o->dynamic Paddle's update of
+ * the loss scale (AmpScaler._update).  A non-finite sum skips the step.
+ * (x - x == 0 tests finiteness on both sides without <math.h>'s macro.) */
 static inline CUDA_HD void
 cuda_step_prepare_math(struct ops_step *st, const struct ops_step_opts *o)
 {
-    double ss = st->sumsq;
-    double ls = st->loss_scale > 0.0f ? (double)st->loss_scale : 1.0;
-    /* x - x is 0 exactly when x is finite (no <math.h> on both sides). */
-    int finite = (ss - ss) == 0.0;
+    double scale = st->loss_scale, ss = st->sumsq;
 
-    if (!finite) {
+    if (!((ss - ss) == 0.0)) {
         st->skip = 1;
         st->grad_scale = 0.0f;
         st->n_skipped += 1;
-        if (o->dynamic) {
-            float s = st->loss_scale * o->decr_ratio;
+    } else {
+        double norm = sqrt(ss) / scale;
+        double clip = o->max_norm > 0
+                          ? o->max_norm / fmax(norm, (double)o->max_norm)
+                          : 1.0;
 
-            st->loss_scale = s > o->min_scale ? s : o->min_scale;
-            st->good_steps = 0;
-        }
+        st->skip = 0;
+        st->grad_scale = (float)(clip / scale);
+    }
+    st->sumsq = ss / (scale * scale);
+    if (!o->dynamic)
         return;
-    }
-    st->skip = 0;
-    {
-        double norm = (ss > 0.0 ? sqrt(ss) : 0.0) / ls, clip = 1.0;
-        double max_norm = (double)o->max_norm;
+    if (st->skip) {
+        st->good_steps = 0;
+        if (++st->bad_steps >= o->decr_every) {
+            double s = scale * o->decr_ratio;
 
-        if (max_norm > 0.0)
-            clip = max_norm / (norm > max_norm ? norm : max_norm);
-        st->grad_scale = (float)(clip / ls);
-    }
-    if (o->dynamic) {
-        st->good_steps += 1;
-        if (st->good_steps >= o->incr_every) {
-            float s = st->loss_scale * o->incr_ratio;
+            st->loss_scale = (float)(s < o->min_scale ? o->min_scale : s);
+            st->bad_steps = 0;
+        }
+    } else {
+        st->bad_steps = 0;
+        if (++st->good_steps >= o->incr_every) {
+            float s = (float)(scale * o->incr_ratio);
 
-            /* A scale that overflows stays where it was (Paddle). */
-            if (s - s == 0.0f)
+            if ((s - s) == 0.0f)
                 st->loss_scale = s;
             st->good_steps = 0;
         }

@@ -228,6 +228,17 @@ cuda_scale(void *x, size_t n, float s)
 }
 
 void
+cuda_scale_f32(float *x, size_t n, float s)
+{
+    if (cuda_op_begin("scale_f32") != 0 || n == 0 ||
+        null_arg(x, "x", x, "x") != 0)
+        return;
+    scale_kernel<float>
+        <<<grid_for(n, THREADS), THREADS, 0, cuda_g.stream>>>(x, n, s);
+    LAUNCH_OK();
+}
+
+void
 cuda_accumulate_f32(float *y, const float *x, size_t n)
 {
     if (cuda_op_begin("accumulate_f32") != 0 || n == 0 ||

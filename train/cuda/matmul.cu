@@ -255,6 +255,11 @@ cuda_linear_act_fwd(void *y, void *pre, const void *x, const void *w,
         cuda_bad_arg("pre is NULL");
         return;
     }
+    if (act != OPS_ACT_GELU && act != OPS_ACT_GELU_TANH &&
+        act != OPS_ACT_RELU && act != OPS_ACT_TANH) {
+        cuda_bad_arg("unknown activation %d", (int)act);
+        return;
+    }
     memset(&g, 0, sizeof(g));
     g.kind = CUDA_GEMM_FWD;
     g.M = M, g.K = K, g.N = N;
@@ -353,6 +358,10 @@ cuda_linear_bwd(void *dx, float *dw, float *db, const void *dy, const void *x,
 
         if (part == NULL)
             return;
+        if (n_chunks > 65535) {
+            cuda_bad_arg("M = %d rows (at most %d)", M, 65535 * COLSUM_ROWS);
+            return;
+        }
         DISPATCH_DTYPE(cuda_g.dtype, T,
                        colsum_partial<T><<<grid, THREADS, 0, cuda_g.stream>>>(
                            part, (const T *)dy, M, N));

@@ -305,14 +305,24 @@ cuda_upload_async(void *dst, const void *pinned_src, size_t bytes)
                                 cuda_g.copy_stream));
 }
 
+/* Marks the compute work queued so far (the next upload_async() waits
+ * for it), orders the compute stream after the uploads so far, and waits
+ * on the host for those queued before the previous call (ops.h: their
+ * pinned memory may then be written again). */
 static void
 cuda_upload_wait(void)
 {
+    cudaEvent_t now = cuda_g.copy_done[cuda_g.n_waits % 2];
+    cudaEvent_t before = cuda_g.copy_done[(cuda_g.n_waits + 1) % 2];
+
     if (cuda_op_begin("upload_wait") != 0)
         return;
-    CUDA_OK(cudaEventRecord(cuda_g.compute_mark, cuda_g.stream)) &&
-        CUDA_OK(cudaEventRecord(cuda_g.copy_done, cuda_g.copy_stream)) &&
-        CUDA_OK(cudaStreamWaitEvent(cuda_g.stream, cuda_g.copy_done, 0));
+    if (cuda_g.n_waits > 0 && !CUDA_OK(cudaEventSynchronize(before)))
+        return;
+    if (CUDA_OK(cudaEventRecord(cuda_g.compute_mark, cuda_g.stream)) &&
+        CUDA_OK(cudaEventRecord(now, cuda_g.copy_stream)) &&
+        CUDA_OK(cudaStreamWaitEvent(cuda_g.stream, now, 0)))
+        cuda_g.n_waits++;
 }
 
 static void
@@ -366,8 +376,9 @@ teardown(void)
         if (cuda_g.allocs.keys[i] > 1)
             (void)cudaFree((void *)cuda_g.allocs.keys[i]);
     cuda_ptr_map_release(&cuda_g.allocs);
-    if (cuda_g.copy_done != NULL)
-        cudaEventDestroy(cuda_g.copy_done);
+    for (int i = 0; i < 2; i++)
+        if (cuda_g.copy_done[i] != NULL)
+            cudaEventDestroy(cuda_g.copy_done[i]);
     if (cuda_g.compute_mark != NULL)
         cudaEventDestroy(cuda_g.compute_mark);
     if (cuda_g.copy_stream != NULL)
@@ -424,6 +435,7 @@ fill_table(void)
     o->accumulate = cuda_accumulate;
     o->scale = cuda_scale;
     o->accumulate_f32 = cuda_accumulate_f32;
+    o->scale_f32 = cuda_scale_f32;
     o->dropout_fwd = cuda_dropout_fwd;
     o->dropout_bwd = cuda_dropout_bwd;
     o->attention_state_bytes = cuda_attention_state_bytes_op;
@@ -524,6 +536,42 @@ pick_device(const struct ops_request *r, char *err, size_t errlen)
     return 0;
 }
 
+/* On success err says what was opened, for ops_open()'s log line: "NVIDIA
+ * H100 80GB HBM3, compute capability 9.0, 79.1 GiB; bfloat16; CUDA 13.0
+ * (driver 13.0), cuDNN 9.19.0". */
+static void
+describe(char *err, size_t errlen)
+{
+    struct cudaDeviceProp prop;
+    int runtime = 0, driver = 0;
+    char total[32], cudnn[48] = "";
+
+    if (err == NULL || errlen == 0)
+        return;
+    if (cudaGetDeviceProperties(&prop, cuda_g.device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        err[0] = '\0';
+        return;
+    }
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    if (cuda_g.cudnn != NULL)
+        snprintf(cudnn, sizeof(cudnn), ", cuDNN %ld.%ld.%ld",
+                 cuda_g.cudnn_version / 10000, cuda_g.cudnn_version / 100 % 100,
+                 cuda_g.cudnn_version % 100);
+    snprintf(err, errlen,
+             "%s, compute capability %d.%d, %s; %s%s; CUDA %d.%d (driver "
+             "%d.%d)%s",
+             prop.name, prop.major, prop.minor,
+             cuda_format_bytes(total, sizeof(total), prop.totalGlobalMem),
+             cuda_g.dtype == OPS_BF16  ? "bfloat16"
+             : cuda_g.dtype == OPS_F16 ? "float16"
+                                       : "float32",
+             cuda_g.dtype == OPS_F32 && cuda_g.tf32 ? " (TF32 GEMMs)" : "",
+             runtime / 1000, runtime % 1000 / 10, driver / 1000,
+             driver % 1000 / 10, cudnn);
+}
+
 const struct ops *
 ops_cuda(const struct ops_request *r, char *err, size_t errlen)
 {
@@ -551,7 +599,9 @@ ops_cuda(const struct ops_request *r, char *err, size_t errlen)
             cudaStreamCreateWithFlags(&cuda_g.stream, cudaStreamNonBlocking)) &&
         CUDA_OK(cudaStreamCreateWithFlags(&cuda_g.copy_stream,
                                           cudaStreamNonBlocking)) &&
-        CUDA_OK(cudaEventCreateWithFlags(&cuda_g.copy_done,
+        CUDA_OK(cudaEventCreateWithFlags(&cuda_g.copy_done[0],
+                                         cudaEventDisableTiming)) &&
+        CUDA_OK(cudaEventCreateWithFlags(&cuda_g.copy_done[1],
                                          cudaEventDisableTiming)) &&
         CUDA_OK(cudaEventCreateWithFlags(&cuda_g.compute_mark,
                                          cudaEventDisableTiming)) &&
@@ -573,5 +623,6 @@ ops_cuda(const struct ops_request *r, char *err, size_t errlen)
     cuda_g.st.op = cuda_g.st.queued = NULL;
     cuda_g.open = 1;
     fill_table();
+    describe(err, errlen);
     return &cuda_ops;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cuda_stub.c: ops_cuda() in a build without the CUDA backend (mk/cuda.mk
- * builds this file only when make config found no CUDA toolkit, cuBLASLt
- * or cuDNN): it says so, and --device cuda stops with that message.
+ * ops_cuda_stub.c: ops_cuda() in a build without the CUDA backend
+ * (train/cuda/ is built only where `make config` finds CUDA, cuBLASLt and
+ * cuDNN 9: HAVE_CUDA_BACKEND): it says so, and ops_open() turns that into
+ * --device cuda's error or --device auto's reason for the CPU.
  */
 #include <stdio.h>
 
