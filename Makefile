@@ -182,6 +182,9 @@ help:
 	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
 	@echo '  bench      time the tools against their peers (bench/*.sh; each'
 	@echo '             script also runs alone and builds what it needs)'
+	@echo '  cuda       the CUDA backend (build/libtrain_cuda.a, where make'
+	@echo '             config finds CUDA, cuBLASLt and cuDNN 9; part of all)'
+	@echo '             and its unit test; CUDA_ARCH=$(CUDA_ARCH)'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
 	@echo '  pgo        the preprocessing tools with profile-guided'
 	@echo '             optimization (build-pgo/, trained on $$(DATA));'
@@ -201,7 +204,6 @@ help:
 	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
 		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_CUDNN=$(HAVE_CUDNN)' \
 		'HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
-	@echo '  CUDA backend: $(if $(filter 1,$(HAVE_CUDA_BACKEND)),built,not built)' \
-		'(CUDA_ARCH=$(CUDA_ARCH))'
+	@echo '  HAVE_CUDA_BACKEND=$(HAVE_CUDA_BACKEND) (CUDA, cuBLASLt and cuDNN 9)'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -60,11 +60,11 @@ struct cuda_backend {
 extern struct cuda_backend cuda_g;
 
 /* cuda_op_begin: called first by every op, with its name: 0 to go on, -1
- * when an earlier failure made the backend a no-op. */
+ * when an earlier failure made the backend a no-op (or it is closed). */
 static inline int
 cuda_op_begin(const char *op)
 {
-    if (cuda_g.st.failed)
+    if (cuda_g.st.failed || !cuda_g.open)
         return -1;
     cuda_g.st.op = op;
     cuda_g.st.queued = op;

@@ -104,7 +104,7 @@ cuda_notice(const char *fmt, ...)
 static int
 cuda_sync(void)
 {
-    if (cuda_g.st.failed)
+    if (cuda_g.st.failed || !cuda_g.open)
         return -1;
     cuda_g.st.op = "sync";
     CUDA_OK(cudaStreamSynchronize(cuda_g.copy_stream)) &&
@@ -132,7 +132,7 @@ cuda_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak_bytes)
 {
     size_t f = 0, t = 0;
 
-    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+    if (cuda_g.stream == NULL || cudaMemGetInfo(&f, &t) != cudaSuccess) {
         (void)cudaGetLastError();
         f = t = 0;
     }
@@ -239,7 +239,10 @@ cuda_alloc(size_t bytes, const char *what)
 static void
 cuda_release(void *p)
 {
-    /* Also after a failure: the caller's cleanup frees what it holds. */
+    /* Also after a failure: the caller's cleanup frees what it holds (but
+     * after close() everything is freed already). */
+    if (!cuda_g.open)
+        return;
     cuda_g.st.op = "release";
     cuda_free_tracked(p);
 }
@@ -269,7 +272,7 @@ cuda_host_release(void *p)
 static int
 cuda_download(void *host_dst, const void *src, size_t bytes)
 {
-    if (cuda_g.st.failed)
+    if (cuda_g.st.failed || !cuda_g.open)
         return -1;
     cuda_g.st.op = "download";
     if (bytes > 0 &&
@@ -285,7 +288,7 @@ cuda_download(void *host_dst, const void *src, size_t bytes)
 static void
 cuda_upload(void *dst, const void *host_src, size_t bytes)
 {
-    if (cuda_g.st.failed || bytes == 0)
+    if (cuda_g.st.failed || !cuda_g.open || bytes == 0)
         return;
     cuda_g.st.op = "upload";
     CUDA_OK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
