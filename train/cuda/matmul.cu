@@ -121,6 +121,20 @@ pick_algo(const struct cuda_gemm_key *key, cublasLtMatmulDesc_t op,
     return e;
 }
 
+/* The alignment of the epilogue's vectors (bias, aux), which cuBLASLt's
+ * choice depends on too: the smaller of the two. */
+static unsigned
+epilogue_align(const struct gemm_call *g)
+{
+    unsigned a = 256, b;
+
+    if (g->bias != NULL && (b = cuda_ptr_align(g->bias)) < a)
+        a = b;
+    if (g->aux != NULL && (b = cuda_ptr_align(g->aux)) < a)
+        a = b;
+    return a;
+}
+
 /* Queues one GEMM; 0, or -1 after recording the failure. */
 static int
 gemm(const struct gemm_call *g)
@@ -133,7 +147,6 @@ gemm(const struct gemm_call *g)
     int32_t ta, tb;
     uint32_t epi = (uint32_t)g->epilogue;
     const void *a, *b;
-    const void *extra = g->aux != NULL ? g->aux : g->bias;
     unsigned align[4];
     struct cuda_gemm_key key;
     const struct cuda_gemm_entry *e;
@@ -159,7 +172,7 @@ gemm(const struct gemm_call *g)
     key.epilogue = (int32_t)epi;
     key.beta_one = g->beta != 0.0f;
     key.align = cuda_gemm_align_code(align[0], align[1], align[2], align[3],
-                                     cuda_ptr_align(extra));
+                                     epilogue_align(g));
 
     ok = CUBLAS_OK(cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F)) &&
          CUBLAS_OK(cublasLtMatmulDescSetAttribute(
