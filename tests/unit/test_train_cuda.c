@@ -651,10 +651,6 @@ test_ops_cuda_without_a_gpu_fails_cleanly(void)
     r.dtype = OPS_F32;
     o = ops_cuda(&r, err, sizeof(err));
     if (o != NULL) {
-        CHECK_EQ_STR(o->name, "cuda");
-        CHECK(o->device >= 0);
-        CHECK(o->sync() == 0);
-        CHECK_EQ_STR(o->error(), "");
         o->close();
         SKIP("a GPU is visible: the no-GPU path is not taken here");
     }
@@ -668,6 +664,76 @@ test_ops_cuda_without_a_gpu_fails_cleanly(void)
     CHECK(ops_cuda(&r, NULL, 0) == NULL);
     CHECK(ops_cuda(&r, err, 1) == NULL);
     CHECK_EQ_STR(err, "");
+}
+
+/* Where a GPU is visible (make test-gpu, the GPU bundle): a smoke test of
+ * the backend's plumbing, and of dropout's bits against the CPU's.  The
+ * op-by-op comparison with the CPU backend is tests/gpu/'s. */
+static void
+test_ops_cuda_smoke_on_a_gpu(void)
+{
+    struct ops_request r;
+    const struct ops *o;
+    char err[256] = "";
+    enum { N = 4099 };
+    static float h[N], back[N];
+    float *d;
+    size_t free_b = 0, total_b = 0, peak_b = 0;
+
+    memset(&r, 0, sizeof(r));
+    r.device = "cuda";
+    r.dtype = OPS_F32;
+    r.deterministic = 1;
+    o = ops_cuda(&r, err, sizeof(err));
+    if (o == NULL)
+        SKIP("no GPU is visible");
+    CHECK_EQ_STR(o->name, "cuda");
+    CHECK(o->device >= 0 && o->dtype == OPS_F32);
+    CHECK(strstr(err, "compute capability") != NULL);
+    for (int i = 0; i < N; i++)
+        h[i] = frand();
+    d = o->alloc(N * sizeof(float), "smoke");
+    CHECK(d != NULL);
+    if (d == NULL) {
+        o->close();
+        return;
+    }
+    /* Fresh memory is zero; uploads and downloads are exact. */
+    CHECK_EQ_INT(o->download(back, d, sizeof(back)), 0);
+    CHECK(back[0] == 0.0f && back[N - 1] == 0.0f);
+    o->upload(d, h, sizeof(h));
+    o->scale(d, N, 2.0f);
+    CHECK_EQ_INT(o->download(back, d, sizeof(back)), 0);
+    for (int i = 0; i < N; i++)
+        CHECK(back[i] == 2.0f * h[i]);
+    /* Dropout keeps exactly the elements the CPU keeps. */
+    o->upload(d, h, sizeof(h));
+    o->dropout_fwd(d, d, N, 0.25f, 99);
+    CHECK_EQ_INT(o->download(back, d, sizeof(back)), 0);
+    for (int i = 0; i < N; i++)
+        CHECK(back[i] == (ops_dropout_uniform(99, (uint64_t)i) >= 0.25f
+                              ? h[i] * (1.0f / 0.75f)
+                              : 0.0f));
+    o->mem_info(&free_b, &total_b, &peak_b);
+    CHECK(total_b > 0 && peak_b >= N * sizeof(float));
+    CHECK_EQ_INT(o->sync(), 0);
+    CHECK(o->notice == NULL || o->notice() == NULL);
+    o->release(d);
+    /* A bad argument is recorded, sticky, and named. */
+    o->dropout_fwd(NULL, NULL, 8, 1.5f, 1);
+    CHECK_EQ_INT(o->sync(), -1);
+    CHECK(strstr(o->error(), "dropout_fwd") != NULL);
+    o->close();
+    /* Out of memory says what was asked for. */
+    o = ops_cuda(&r, err, sizeof(err));
+    CHECK(o != NULL);
+    if (o != NULL) {
+        CHECK(o->alloc((size_t)1 << 50, "the test's petabyte") == NULL);
+        CHECK(strstr(o->error(), "out of memory: alloc of 1.00 PiB (the "
+                                 "test's petabyte) with ") != NULL);
+        CHECK_EQ_INT(o->sync(), -1);
+        o->close();
+    }
 }
 
 static void
@@ -702,4 +768,5 @@ TESTS(train_cuda, TEST(test_status_keeps_the_first_failure),
       TEST(test_step_prepare_matches_the_cpu_backend),
       TEST(test_adamw_consts_are_the_cpu_optimizer_s),
       TEST(test_ops_cuda_without_a_gpu_fails_cleanly),
+      TEST(test_ops_cuda_smoke_on_a_gpu),
       TEST(test_ops_cuda_refuses_an_unknown_dtype))
