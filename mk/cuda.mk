@@ -62,6 +62,11 @@ $(LIBTRAIN): $(LIBTRAIN_CUDA)
 
 $(CUDA_TEST): $(BUILD)/tests/unit/test_train_cuda.o $(LIBTRAIN_CUDA)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CUDA_BACKEND_LIBS) -lm
+
+# Under ASan the driver maps memory in the shadow gap, and it and the
+# libraries keep allocations to the end (STYLE G12).
+check: export ASAN_OPTIONS := protect_shadow_gap=0$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS))
+check: export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/lsan-cuda.supp$(if $(LSAN_OPTIONS),:$(LSAN_OPTIONS))
 else
 LIBTRAIN_CUDA :=
 
