@@ -910,7 +910,7 @@ prepare(const float *key_bias, int B, int T, int C, int NH, int h0, int causal,
     struct sdpa_state *s = state();
 
     sc->scale = 1.0f / sqrtf((float)(C / NH));
-    /* Before 9.1 cuDNN's softmax wanted the lowest float, not -inf
+    /* Before 9.10 cuDNN's softmax wanted the lowest float, not -inf
      * (cudnn-frontend's get_negative_inf_value()). */
     sc->neg_inf = cuda_g.cudnn_version < 91000 ? -3.402823466e38f : -INFINITY;
     sc->drop_scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
