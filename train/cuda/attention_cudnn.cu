@@ -943,6 +943,19 @@ prepare(const float *key_bias, int B, int T, int C, int NH, int h0, int causal,
     return 0;
 }
 
+/* Q, K and V: read in place from qkv [B,T,3C] at columns 0, C, 2C. */
+static void
+push_qkv(std::vector<int64_t> &uids, std::vector<void *> &ptrs, const void *qkv,
+         int C)
+{
+    const char *qb = (const char *)qkv;
+    size_t col = (size_t)C * dtype_bytes(cuda_g.dtype);
+
+    uids.push_back(UID_Q), ptrs.push_back((void *)qb);
+    uids.push_back(UID_K), ptrs.push_back((void *)(qb + col));
+    uids.push_back(UID_V), ptrs.push_back((void *)(qb + 2 * col));
+}
+
 int
 cuda_sdpa_fwd(void *out, float *lse, const void *qkv, const float *key_bias,
               int B, int T, int C, int NH, int h0, int causal, float p,
@@ -956,8 +969,6 @@ cuda_sdpa_fwd(void *out, float *lse, const void *qkv, const float *key_bias,
         key_bias != NULL ? round256((size_t)B * T * dtype_bytes(cuda_g.dtype))
                          : 0;
     char *buf;
-    const char *qb = (const char *)qkv;
-    size_t elt = dtype_bytes(cuda_g.dtype);
 
     if (!usable(B, T, C, NH, causal, key_bias != NULL, p))
         return 0;
@@ -968,9 +979,7 @@ cuda_sdpa_fwd(void *out, float *lse, const void *qkv, const float *key_bias,
     if (buf == NULL || prepare(key_bias, B, T, C, NH, h0, causal, seed, p, buf,
                                &sc, uids, ptrs) != 0)
         return -1;
-    uids.push_back(UID_Q), ptrs.push_back((void *)qb);
-    uids.push_back(UID_K), ptrs.push_back((void *)(qb + (size_t)C * elt));
-    uids.push_back(UID_V), ptrs.push_back((void *)(qb + 2 * (size_t)C * elt));
+    push_qkv(uids, ptrs, qkv, C);
     uids.push_back(UID_O), ptrs.push_back(out);
     uids.push_back(UID_STATS), ptrs.push_back(lse);
     return execute(pl, uids, ptrs, buf + bias_bytes) == 0 ? 1 : -1;
@@ -994,7 +1003,6 @@ cuda_sdpa_bwd(void *dqkv, void *scratch, const void *dout, const void *out,
     /* dq, dk, dv land in the caller's scratch after the [B,NH,T] floats
      * (cuda_attention_scratch_bytes()), in qkv's layout. */
     char *grad = (char *)scratch + round256(rows * sizeof(float));
-    const char *qb = (const char *)qkv;
     char *buf;
 
     if (!usable(B, T, C, NH, causal, key_bias != NULL, p))
@@ -1011,9 +1019,7 @@ cuda_sdpa_bwd(void *dqkv, void *scratch, const void *dout, const void *out,
     if (acc_bytes > 0 && !CUDA_OK(cudaMemsetAsync(buf + bias_bytes + sum_bytes,
                                                   0, acc_bytes, cuda_g.stream)))
         return -1;
-    uids.push_back(UID_Q), ptrs.push_back((void *)qb);
-    uids.push_back(UID_K), ptrs.push_back((void *)(qb + (size_t)C * elt));
-    uids.push_back(UID_V), ptrs.push_back((void *)(qb + 2 * (size_t)C * elt));
+    push_qkv(uids, ptrs, qkv, C);
     uids.push_back(UID_O), ptrs.push_back((void *)out);
     uids.push_back(UID_DO), ptrs.push_back((void *)dout);
     uids.push_back(UID_STATS), ptrs.push_back((void *)lse);

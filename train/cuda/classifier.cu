@@ -67,12 +67,17 @@ row_grad(T *d, const T *x, int V, int V_valid, float max, float inv,
     }
 }
 
+/* A row that contributes no loss: losses[row] = value (0 for an ignored
+ * target, NaN for a bad one), and a zero gradient (d may be NULL). */
 template <typename T>
 __device__ void
-row_zero(T *d, int V)
+row_without_loss(float *losses, size_t row, float value, T *d, int V)
 {
-    for (int j = threadIdx.x; j < V; j += blockDim.x)
-        d[j] = from_float<T>(0.0f);
+    if (threadIdx.x == 0)
+        losses[row] = value;
+    if (d != NULL)
+        for (int j = threadIdx.x; j < V; j += blockDim.x)
+            d[j] = from_float<T>(0.0f);
 }
 
 /* dscale times fp16's loss scale (in device memory; NULL: 1), as the CPU
@@ -98,17 +103,11 @@ xent_kernel(float *losses, T *dlogits, const T *logits, const int32_t *targets,
     double sum;
 
     if (t < 0) {
-        if (threadIdx.x == 0)
-            losses[row] = 0.0f;
-        if (d != NULL)
-            row_zero(d, V);
+        row_without_loss(losses, row, 0.0f, d, V);
         return;
     }
     if (t >= V_valid) {
-        if (threadIdx.x == 0)
-            losses[row] = NAN;
-        if (d != NULL)
-            row_zero(d, V);
+        row_without_loss(losses, row, NAN, d, V);
         return;
     }
     /* Read before any thread overwrites the row (the reductions below
@@ -169,10 +168,7 @@ xent_finish_kernel(float *losses, T *dlogits, const T *logits,
     double sum = sums[2 * row];
 
     if (t < 0) {
-        if (threadIdx.x == 0)
-            losses[row] = 0.0f;
-        if (d != NULL)
-            row_zero(d, V);
+        row_without_loss(losses, row, 0.0f, d, V);
         return;
     }
     if (threadIdx.x == 0)

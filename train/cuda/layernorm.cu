@@ -53,6 +53,18 @@ row_normalize(T *yr, const T *xr, const T *w, const T *b, int C, float m,
                       to_float(b[j])));
 }
 
+/* The row's statistics for backward (either may be NULL), by lane 0. */
+__device__ __forceinline__ void
+store_stats(float *mean, float *rstd, int row, float m, float s)
+{
+    if (threadIdx.x % 32 == 0) {
+        if (mean != NULL)
+            mean[row] = m;
+        if (rstd != NULL)
+            rstd[row] = s;
+    }
+}
+
 template <typename T>
 __global__ void
 layernorm_fwd_kernel(T *y, float *mean, float *rstd, const T *x, const T *w,
@@ -66,12 +78,7 @@ layernorm_fwd_kernel(T *y, float *mean, float *rstd, const T *x, const T *w,
         return;
     row_stats(xr, C, eps, &m, &s);
     row_normalize(y + (size_t)row * C, xr, w, b, C, m, s);
-    if (threadIdx.x % 32 == 0) {
-        if (mean != NULL)
-            mean[row] = m;
-        if (rstd != NULL)
-            rstd[row] = s;
-    }
+    store_stats(mean, rstd, row, m, s);
 }
 
 /* r = a + bb (rounded to T), then y = layernorm(r).  Each lane reads back
@@ -93,12 +100,7 @@ residual_layernorm_fwd_kernel(T *r, T *y, float *mean, float *rstd, const T *a,
             __fadd_rn(to_float(a[off + j]), to_float(bb[off + j])));
     row_stats(r + off, C, eps, &m, &s);
     row_normalize(y + off, r + off, w, b, C, m, s);
-    if (threadIdx.x % 32 == 0) {
-        if (mean != NULL)
-            mean[row] = m;
-        if (rstd != NULL)
-            rstd[row] = s;
-    }
+    store_stats(mean, rstd, row, m, s);
 }
 
 /* dx += rstd * ((dnorm - mean(dnorm)) - norm * mean(dnorm * norm)), with
