@@ -72,6 +72,7 @@ include mk/config.mk
 include mk/libtok.mk
 include mk/libdata.mk
 include mk/train.mk
+include mk/cuda.mk
 include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk
@@ -184,6 +185,9 @@ help:
 	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
 	@echo '  bench      time the tools against their peers (bench/*.sh; each'
 	@echo '             script also runs alone and builds what it needs)'
+	@echo '  cuda       the CUDA backend (build/libtrain_cuda.a, where make'
+	@echo '             config finds CUDA, cuBLASLt and cuDNN 9; part of all)'
+	@echo '             and its unit test; CUDA_ARCH=$(CUDA_ARCH)'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
 	@echo '  pgo        the preprocessing tools with profile-guided'
 	@echo '             optimization (build-pgo/, trained on $$(DATA));'
@@ -203,6 +207,8 @@ help:
 	@echo 'Detected (cached in $(BUILD)/config.mk, probed again when the'
 	@echo 'compilers or packages change; make reconfigure to redo):'
 	@echo '  HAVE_OPENMP=$(HAVE_OPENMP) HAVE_CUDA=$(HAVE_CUDA)' \
-		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
+		'HAVE_CUBLAS=$(HAVE_CUBLAS) HAVE_CUDNN=$(HAVE_CUDNN)' \
+		'HAVE_NCCL=$(HAVE_NCCL) HAVE_MPI=$(HAVE_MPI)'
+	@echo '  HAVE_CUDA_BACKEND=$(HAVE_CUDA_BACKEND) (CUDA, cuBLASLt and cuDNN 9)'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

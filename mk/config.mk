@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Optional parts (OpenMP, CUDA, cuBLAS, NCCL, MPI) are detected by compiling
+# Optional parts (OpenMP, CUDA, cuBLAS, cuDNN, NCCL, MPI) are detected by compiling
 # and linking a tiny program (scripts/probe-features), cached in
 # $(BUILD)/config.mk, and can be overridden: `make HAVE_CUDA=0`.  A missing
 # optional part never fails the build.
@@ -23,7 +23,8 @@ CONFIG_WHY := probed once
 else ifneq ($(file <$(CONFIG_KEY_FILE)),$(CONFIG_KEY))
 CONFIG_WHY := probed again: the compilers or the installed packages changed
 include $(CONFIG_MK)
-CONFIG_WAS := $(HAVE_OPENMP) $(HAVE_CUDA) $(HAVE_CUBLAS) $(HAVE_NCCL) $(HAVE_MPI)
+CONFIG_WAS := $(HAVE_OPENMP) $(HAVE_CUDA) $(HAVE_CUBLAS) $(HAVE_NCCL) $(HAVE_MPI) \
+	$(HAVE_CUDNN)
 endif
 
 ifneq ($(CONFIG_WHY),)
@@ -38,17 +39,22 @@ $(info optional parts ($(CONFIG_WHY); `make config` shows them again):)
 $(info $(call config_line,OpenMP,$(HAVE_OPENMP),1))
 $(info $(call config_line,CUDA,$(HAVE_CUDA),2))
 $(info $(call config_line,cuBLAS/cuBLASLt,$(HAVE_CUBLAS),3))
+$(info $(call config_line,cuDNN 9,$(HAVE_CUDNN),6))
 $(info $(call config_line,NCCL,$(HAVE_NCCL),4))
 $(info $(call config_line,MPI,$(HAVE_MPI),5))
 else
 include $(CONFIG_MK)
 endif
 
+# The CUDA backend (mk/cuda.mk) needs all three.
+HAVE_CUDA_BACKEND := $(if $(filter 111,$(HAVE_CUDA)$(HAVE_CUBLAS)$(HAVE_CUDNN)),1,0)
+
 .PHONY: config reconfigure
 config:
 	@echo '$(call yesno,$(HAVE_OPENMP)) OpenMP   (HAVE_OPENMP=$(HAVE_OPENMP))'
 	@echo '$(call yesno,$(HAVE_CUDA)) CUDA     (HAVE_CUDA=$(HAVE_CUDA), nvcc: $(NVCC))'
 	@echo '$(call yesno,$(HAVE_CUBLAS)) cuBLAS   (HAVE_CUBLAS=$(HAVE_CUBLAS))'
+	@echo '$(call yesno,$(HAVE_CUDNN)) cuDNN 9  (HAVE_CUDNN=$(HAVE_CUDNN); with CUDA and cuBLAS: the CUDA backend)'
 	@echo '$(call yesno,$(HAVE_NCCL)) NCCL     (HAVE_NCCL=$(HAVE_NCCL))'
 	@echo '$(call yesno,$(HAVE_MPI)) MPI      (HAVE_MPI=$(HAVE_MPI))'
 

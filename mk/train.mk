@@ -20,12 +20,11 @@ endif
 # functions return their errors.
 TRAIN_PROG_DIRS := data run step trainer zero
 TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
-LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c,\
-	$(wildcard train/*/*.c))
-# The backend's choice (ops_open()), and ops_cuda() where the CUDA backend
-# is not built: a stub that says so (the CUDA backend's rules set
-# HAVE_CUDA_BACKEND=1 when they build train/cuda/).
-LIBTRAIN_SRCS += train/ops_select.c
+# train/cuda/ is the CUDA backend's (mk/cuda.mk); where it is not built,
+# ops_cuda() is a stub that says so.  ops_open() (ops_select.c) chooses
+# the backend.
+LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c \
+	train/cuda/%,$(wildcard train/*/*.c)) train/ops_select.c
 ifneq ($(HAVE_CUDA_BACKEND),1)
 LIBTRAIN_SRCS += train/ops_cuda_stub.c
 endif
@@ -112,8 +111,10 @@ $(BUILD)/libtrain/%.o: train/%.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -c -o $@ $<
 
+# (mk/cuda.mk adds the CUDA backend's library as a prerequisite: not a
+# member, hence the filter.)
 $(LIBTRAIN): $(LIBTRAIN_OBJS)
-	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # The `train` tool.
 TRAIN_TOOL := $(BUILD)/train

@@ -120,6 +120,11 @@ struct ops {
      * GiB" or "cuda: an illegal memory access was encountered (detected
      * after layernorm_bwd)".  Static storage. */
     const char *(*error)(void);
+    /* A notice for the log, or NULL if none: a fallback the backend took
+     * without failing (e.g. "cuda: attention: cuDNN's fused attention is
+     * not used (...): the exact kernel computes it").  Each notice is
+     * returned once; static storage, valid until the next call. */
+    const char *(*notice)(void);
     /* Device memory: free and total bytes, and the most this process has
      * held; the CPU reports the host's (free = MemAvailable). */
     void (*mem_info)(size_t *free_bytes, size_t *total_bytes,
@@ -340,8 +345,15 @@ struct ops {
 
 /* The uniform draw in [0, 1) for element i of a dropout site: the top 24
  * bits of splitmix64(seed ^ splitmix64(i)), times 2^-24.  Pure; every
- * backend gives exactly these bits. */
-static inline uint64_t
+ * backend gives exactly these bits (the CUDA kernels call these very
+ * functions: OPS_HD compiles them for the device too). */
+#ifdef __CUDACC__
+#    define OPS_HD __host__ __device__
+#else
+#    define OPS_HD
+#endif
+
+static inline OPS_HD uint64_t
 ops_splitmix64(uint64_t x)
 {
     x += 0x9E3779B97F4A7C15ULL;
@@ -350,7 +362,7 @@ ops_splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static inline float
+static inline OPS_HD float
 ops_dropout_uniform(uint64_t seed, uint64_t i)
 {
     return (float)(ops_splitmix64(seed ^ ops_splitmix64(i)) >> 40) *

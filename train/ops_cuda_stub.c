@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ops_cuda_stub.c: ops_cuda() in a build without the CUDA backend
- * (train/cuda/ is built only where `make config` finds the CUDA toolkit):
- * it says so, and ops_open() turns that into --device cuda's error or
- * --device auto's reason for the CPU.
+ * (train/cuda/ is built only where `make config` finds CUDA, cuBLASLt and
+ * cuDNN 9: HAVE_CUDA_BACKEND): it says so, and ops_open() turns that into
+ * --device cuda's error or --device auto's reason for the CPU.
  */
 #include <stdio.h>
 
@@ -13,7 +13,9 @@ const struct ops *
 ops_cuda(const struct ops_request *r, char *err, size_t errlen)
 {
     (void)r;
-    snprintf(err, errlen,
-             "this build has no CUDA backend (make config shows why)");
+    if (err != NULL && errlen > 0)
+        snprintf(err, errlen,
+                 "this build has no CUDA backend (CUDA, cuBLASLt or cuDNN "
+                 "not found when it was built: make config)");
     return NULL;
 }
