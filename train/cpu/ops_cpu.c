@@ -1416,6 +1416,13 @@ f32_scatter_add_rows(void *dx, const void *dy, const int32_t *rows, int n,
     cpu_f32_scatter_add_rows(dx, dy, rows, n, C);
 }
 
+/* The CPU takes no fallbacks. */
+static const char *
+cpu_notice(void)
+{
+    return NULL;
+}
+
 /* Host memory, no streams: nothing to tear down. */
 static void
 cpu_close(void)
@@ -1428,6 +1435,7 @@ const struct ops cpu_ops_f32 = {
     .device = -1,
     .sync = cpu_sync,
     .error = cpu_error,
+    .notice = cpu_notice,
     .mem_info = cpu_mem_info,
     .alloc = cpu_alloc,
     .release = cpu_release,

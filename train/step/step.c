@@ -78,9 +78,13 @@ void
 step_read(struct run *r, int64_t step)
 {
     struct ops_step nc;
+    const char *notice;
 
     if (r->ops->sync() < 0)
         fatal("global step %lld: %s", (long long)step, r->ops->error());
+    /* The fallbacks the backend took since the last read, each said once. */
+    while ((notice = r->ops->notice()) != NULL)
+        log_info("%s", notice);
     if (optim_state_get(&r->opt, &r->last) < 0 ||
         r->ops->download(&nc, r->norm_check, sizeof(nc)) < 0)
         fatal("global step %lld: %s", (long long)step, r->ops->error());
