@@ -18,8 +18,9 @@
  * trip.
  *
  * Types.  `enum ops_dtype` names element types.  Each backend has a
- * compute dtype (dtype below: F32 on the CPU; F32, BF16 or F16 on CUDA
- * as --use_amp asks): activations, activation gradients and the
+ * compute dtype (dtype below: F32, BF16 or F16 as --use_amp asks; the CPU
+ * emulates the 16-bit ones, every op computing in fp32 and rounding its
+ * 16-bit outputs): activations, activation gradients and the
  * parameters' compute copy are of that type, and are passed as `void *`
  * ("act" in the comments).  Parameter gradients, the fp32 master weights,
  * the AdamW moments, LayerNorm statistics, losses and norms are always
@@ -71,28 +72,36 @@ enum ops_act {
  * read by the host inside a step.  The trainer reads a copy (download) at
  * its logging interval, and saves it in checkpoints. */
 struct ops_step {
-    double sumsq;       /* IN: the gradients' global sum of squares */
+    double sumsq;       /* IN: the gradients' global sum of squares (of the
+                           scaled gradients); step_prepare() divides it by
+                           loss_scale^2, so it then reads as the true
+                           gradients' (the norm the log shows) */
     float grad_scale;   /* OUT: multiply gradients by this (clip / loss
                            scale); 0 when the step is skipped */
     int32_t skip;       /* OUT: 1 if the gradients are not finite */
     int32_t t;          /* AdamW's step count (bias correction): advanced
-                           by adamw() when not skipped */
-    float loss_scale;   /* fp16: the dynamic loss scale; 1 otherwise */
-    int32_t good_steps; /* finite steps since the scale last changed */
+                           by step_finish() when not skipped */
+    float loss_scale;   /* fp16: the loss scale (the gradients of the loss
+                           times this: xent()'s loss_scale); 1 otherwise */
+    int32_t good_steps; /* finite steps in a row since the scale last
+                           changed (Paddle's incr_count) */
     int32_t n_skipped;  /* steps skipped so far */
+    int32_t bad_steps;  /* non-finite steps since the scale last shrank
+                           (Paddle's decr_count) */
     int64_t bad_step;   /* the first global step whose loss was not finite,
                            -1 if none (loss_check()) */
 };
 
 /* Settings of step_prepare(): clipping and fp16's dynamic loss scaling
- * (PaddleNLP's --scale_loss, incr_every_n_steps, decr_every_n_nan_or_inf,
- * incr_ratio, decr_ratio). */
+ * (Paddle's GradScaler, which PaddleNLP builds from --scale_loss:
+ * incr_every_n_steps, decr_every_n_nan_or_inf, incr_ratio, decr_ratio). */
 struct ops_step_opts {
     float max_norm;   /* > 0: clip to this global norm (Paddle's rule) */
     int dynamic;      /* 1: dynamic loss scaling (fp16) */
     int incr_every;   /* grow the scale after this many finite steps */
     float incr_ratio; /* by this factor */
-    float decr_ratio; /* shrink it by this factor on a non-finite step */
+    int decr_every;   /* shrink it after this many non-finite steps */
+    float decr_ratio; /* by this factor */
     float min_scale;  /* never below this */
 };
 
@@ -129,9 +138,17 @@ struct ops {
     int (*download)(void *host_dst, const void *src, size_t bytes);
     void (*upload)(void *dst, const void *host_src, size_t bytes);
     /* An upload from page-locked memory (host_alloc) on the copy queue,
-     * overlapping the compute queue; upload_wait() orders the compute
-     * queue after every upload_async() so far without blocking the host.
-     * The host must not touch src until the next sync() (or download). */
+     * overlapping the compute queue.  It starts once the compute ops
+     * queued before the last upload_wait() are done (so dst may be a
+     * buffer they read), not waiting for the later ones: with two
+     * buffers taken in turn, the next micro-batch goes up while the
+     * current one computes.  upload_wait() orders the compute queue
+     * after every upload_async() so far, and returns once the uploads
+     * queued before the previous upload_wait() are complete, so the
+     * pinned memory of the last but one may be written again (a wait on
+     * the host only when the device is that far behind).  Otherwise the
+     * host must not touch pinned_src until the next sync() (or
+     * download). */
     void (*upload_async)(void *dst, const void *pinned_src, size_t bytes);
     void (*upload_wait)(void);
     /* Within backend memory: dst = src (no overlap); zero. */
@@ -181,9 +198,8 @@ struct ops {
     /* r = a + bb, then y = layernorm(r) (the residual fused; r may alias
      * a). */
     void (*residual_layernorm_fwd)(void *r, void *y, float *mean, float *rstd,
-                                   const void *a, const void *bb,
-                                   const void *w, const void *b, int n, int C,
-                                   float eps);
+                                   const void *a, const void *bb, const void *w,
+                                   const void *b, int n, int C, float eps);
     /* dx += (act), dw += and db += (fp32). */
     void (*layernorm_bwd)(void *dx, float *dw, float *db, const void *dy,
                           const void *x, const void *w, const float *mean,
@@ -200,6 +216,7 @@ struct ops {
     void (*scale)(void *x, size_t n, float s);
     /* The same on fp32 buffers (gradients, ZeRO's buffers). */
     void (*accumulate_f32)(float *y, const float *x, size_t n);
+    void (*scale_f32)(float *x, size_t n, float s);
 
     /* Dropout: y = x * keep / (1 - p);  backward dx += dy * keep / (1 -
      * p); y may alias x; element i is kept iff ops_dropout_uniform(seed,
@@ -239,13 +256,18 @@ struct ops {
                           uint64_t seed);
 
     /* Softmax cross-entropy per row of logits[n,V] (act; the row's
-     * statistics in fp32): losses[i] = logsumexp(row) - row[t_i] (fp32)
-     * for targets t_i >= 0, 0 where t_i < 0 (ignored).  If dlogits is not
-     * NULL it is SET to (softmax(row) - onehot(t_i)) * dscale on valid
-     * rows, 0 on ignored ones; it may alias logits (the fused classifier:
-     * the probabilities are never written). */
+     * statistics in fp32), of whose V columns the first V_valid are real
+     * (the rest pad the vocabulary: ignored): losses[i] = logsumexp(row)
+     * - row[t_i] (fp32) for targets t_i >= 0, 0 where t_i < 0 (ignored).
+     * If dlogits is not NULL it is SET to (softmax(row) - onehot(t_i)) *
+     * dscale * *loss_scale on valid rows, 0 on ignored rows and pad
+     * columns; it may alias logits (the fused classifier: the
+     * probabilities are never written).  loss_scale is fp16's loss scale
+     * in backend memory (struct ops_step's), applied before the gradient
+     * is rounded to the dtype; NULL: 1. */
     void (*xent)(float *losses, void *dlogits, const void *logits,
-                 const int32_t *targets, int n, int V, float dscale);
+                 const int32_t *targets, int n, int V, int V_valid,
+                 float dscale, const float *loss_scale);
     /* Vocab-parallel cross-entropy (Megatron): each tensor-parallel rank
      * holds columns v0..v0+V-1 of the logits, of which the first V_valid
      * are real.  xent_max: each row's max over this shard (-inf if
@@ -254,7 +276,7 @@ struct ops {
      * valid columns, sums[2i+1] = the target's logit if this shard holds
      * it, else 0, to be sum-reduced; xent_finish sets losses as xent does
      * and, if dlogits is not NULL, this shard's gradient (0 on pad
-     * columns; may alias logits). */
+     * columns; may alias logits; times *loss_scale as in xent). */
     void (*xent_max)(float *rowmax, const void *logits, int n, int V,
                      int V_valid);
     void (*xent_partial)(double *sums, const void *logits, const float *rowmax,
@@ -263,7 +285,7 @@ struct ops {
     void (*xent_finish)(float *losses, void *dlogits, const void *logits,
                         const float *rowmax, const double *sums,
                         const int32_t *targets, int n, int V, int V_valid,
-                        int v0, float dscale);
+                        int v0, float dscale, const float *loss_scale);
 
     /* y[i,:] = x[rows[i],:] for i < n;  backward dx[rows[i],:] += dy[i,:]
      * (rows may repeat: summed in i order); act. */
@@ -283,11 +305,16 @@ struct ops {
      * st->bad_step is -1, st->bad_step = step (the NaN check, read by the
      * host at its next logging interval). */
     void (*loss_check)(struct ops_step *st, const double *loss, int64_t step);
-    /* From st->sumsq (all-reduced by the caller): st->skip (not finite),
-     * st->grad_scale = (1 / loss_scale) x min(1, max_norm / (norm / loss_scale
-     * + 1e-6)) (Paddle's ClipGradByGlobalNorm; no clipping when max_norm <=
-     * 0), and with o->dynamic the loss scale's update (halve on a
-     * non-finite step, grow after incr_every finite ones). */
+    /* From st->sumsq (all-reduced by the caller): st->skip (not finite;
+     * st->n_skipped counts it), st->grad_scale = (1 / loss_scale) x
+     * max_norm / max(norm, max_norm) with norm = sqrt(sumsq) / loss_scale
+     * (Paddle's ClipGradByGlobalNorm; no clipping when max_norm <= 0),
+     * computed in double and rounded once; sumsq /= loss_scale^2; then
+     * with o->dynamic the loss scale's update, Paddle's: a non-finite step
+     * zeroes good_steps and, the decr_every-th in a row, multiplies the
+     * scale by decr_ratio (not below min_scale); a finite one zeroes
+     * bad_steps and, the incr_every-th in a row, multiplies it by
+     * incr_ratio (if that stays finite). */
     void (*step_prepare)(struct ops_step *st, const struct ops_step_opts *o);
 
     /* ---- optimizer */
@@ -335,7 +362,7 @@ const char *ops_dtype_name(enum ops_dtype t); /* "float32", "bfloat16", ... */
 /* What ops_open() is asked for. */
 struct ops_request {
     const char *device;   /* "cpu", "cuda" or "auto" (--device) */
-    enum ops_dtype dtype; /* compute dtype (F32 on the CPU) */
+    enum ops_dtype dtype; /* compute dtype (the CPU emulates BF16, F16) */
     int local_rank;       /* this process's rank on its node: its GPU is
                              local_rank % the GPUs visible */
     int threads;          /* CPU threads (0: OpenMP's default) */
@@ -346,17 +373,18 @@ struct ops_request {
 };
 
 /* ops_open: the backend for r, chosen here and nowhere else ("auto":
- * CUDA when this build has it and a GPU is visible, else the CPU; the
- * caller logs which, with why).  Returns NULL with a message in err:
+ * CUDA when this build has it and a GPU is visible, else the CPU).  On
+ * success err holds why this one (for the caller's log: "--device auto:
+ * no GPU is visible (...); the CPU"); else NULL with the message in err:
  * "--device cuda: this build has no CUDA backend (make config shows why)",
- * "--device cuda: no GPU is visible (cudaGetDeviceCount: ...)",
- * "--use_amp: the CPU backend computes in float32 only". */
+ * "--device cuda: no GPU is visible (cudaGetDeviceCount: ...)". */
 const struct ops *ops_open(const struct ops_request *r, char *err,
                            size_t errlen);
 
-/* The backends (ops_open() calls them): the CPU (always built) and CUDA
+/* The backends (ops_open() calls them): the CPU (always built; threads
+ * <= 0 keeps OpenMP's default; a 16-bit dtype is emulated) and CUDA
  * (train/cuda/, in builds with CUDA; else a stub that says why). */
-const struct ops *ops_cpu(int threads);
+const struct ops *ops_cpu(int threads, enum ops_dtype dtype);
 const struct ops *ops_cuda(const struct ops_request *r, char *err,
                            size_t errlen);
 
