@@ -75,6 +75,7 @@ include mk/train.mk
 include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk
+include mk/gpu.mk
 include mk/docs.mk
 include mk/pgo.mk
 

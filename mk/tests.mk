@@ -50,7 +50,8 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-megatron test-bpe test-vocab test-samples test-train test-install
+	test-megatron test-bpe test-vocab test-samples test-train test-install \
+	test-ops-compare test-gpu-bundle
 
 test-unit: $(UNIT_BINS)
 	@rm -f $(TEST_LOG)
@@ -171,21 +172,6 @@ test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
 test-install: all
 	@BUILD=$(BUILD) DATA=$(DATA) SANITIZE=$(SANITIZE) tests/run-suite \
 		$(TEST_LOG) install tests/install/run
-
-# The GPU tests: the NCCL communicator on one rank per GPU (mpirun).  Needs
-# a machine with NVIDIA GPUs (nvidia-smi); built (not run) by `make` here.
-.PHONY: test-gpu
-test-gpu: all
-ifeq ($(TEST_GPU_BIN),)
-	@echo "test-gpu: this build has no NCCL or no MPI (make config)"; exit 1
-else
-	@n=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); \
-	if [ "$$n" -lt 1 ]; then \
-		echo "test-gpu: no GPU here (nvidia-smi -L lists none)"; exit 1; \
-	fi; \
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		mpirun --oversubscribe -np $$n $(TEST_GPU_BIN)
-endif
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps
