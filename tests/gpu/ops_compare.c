@@ -19,8 +19,8 @@
  *
  * Without a GPU (or a CUDA build) the CUDA mode prints "skipped: no GPU"
  * and exits 0.  The cases and their tolerances are in
- * ops_compare_cases.c, the planted faults in ops_compare_mutants.c;
- * tests/gpu/README.md describes them.  Exit 0 when every row passes, 1
+ * ops_compare_{memory,layers,attention,loss,optim}.c, the planted faults
+ * in ops_compare_mutants.c; tests/gpu/README.md describes them.  Exit 0 when every row passes, 1
  * otherwise, 2 on a usage error.
  */
 #include <math.h>
@@ -328,6 +328,43 @@ oc_maxabs(const float *x, size_t n)
     return m;
 }
 
+double
+oc_bf16_tol(const struct oc *c, double k, double scale)
+{
+    return c->dt == OPS_F32 ? 0.0 : k * OC_BF16_U * scale;
+}
+
+size_t
+oc_round_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+int
+oc_n_mlm(const struct oc_model *m)
+{
+    return (int)oc_round_up((size_t)(0.15 * m->B * m->T), 8);
+}
+
+float *
+oc_copy(const float *x, size_t n)
+{
+    float *y = oc_xmalloc(n * sizeof(float));
+
+    memcpy(y, x, n * sizeof(float));
+    return y;
+}
+
+double
+oc_maxabs_delta(const float *a, const float *b, size_t n)
+{
+    double m = 0.0;
+
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)a[i] - b[i]));
+    return m;
+}
+
 /* ------------------------------------------------------------ checking */
 
 int
@@ -351,15 +388,20 @@ static void
 row(struct oc *c, const char *op, const char *shape, double maxref,
     double worst, double tol, double normrel, double nr_limit, int same, int ok)
 {
+    double ratio = tol > 0 ? worst / tol : (worst > 0 ? INFINITY : 0.0);
+
     if (ok)
         c->n_pass++;
     else
         note_failure(c, op);
+    if (!(ratio <= c->worst)) {
+        c->worst = ratio;
+        snprintf(c->worst_at, sizeof(c->worst_at), "%s (%s)", op, shape);
+    }
     if (c->quiet)
         return;
     printf("%-4s %-32s %-36s %9.2e %9.2e %9.2e %6.3f %9.2e ",
-           ok ? "ok" : "FAIL", op, shape, maxref, worst, tol,
-           tol > 0 ? worst / tol : (worst > 0 ? INFINITY : 0.0), normrel);
+           ok ? "ok" : "FAIL", op, shape, maxref, worst, tol, ratio, normrel);
     if (isinf(nr_limit))
         printf("%7s %s\n", "-", same ? "same" : "DIFF");
     else
@@ -461,6 +503,28 @@ oc_free_runs(float *v[])
     }
 }
 
+/* ------------------------------------------------------------ the cases */
+
+const struct oc_case oc_cases[] = {
+    { "memory", oc_case_memory, 0, 1 },
+    { "cast", oc_case_cast, 0, 1 },
+    { "linear", oc_case_linear, 1, 0 },
+    { "embed", oc_case_embed, 1, 0 },
+    { "layernorm", oc_case_layernorm, 1, 0 },
+    { "act", oc_case_act, 1, 0 },
+    { "act", oc_case_act_other, 0, 0 },
+    { "add accumulate scale", oc_case_elementwise, 0, 0 },
+    { "dropout", oc_case_dropout, 0, 0 },
+    { "attention", oc_case_attention, 1, 0 },
+    { "xent", oc_case_xent, 1, 0 },
+    { "xent_max xent_partial xent_finish", oc_case_xent_vp, 1, 0 },
+    { "gather_rows scatter_add_rows", oc_case_rows, 1, 0 },
+    { "sum_acc sumsq_acc", oc_case_reduce, 0, 1 },
+    { "loss_check step_prepare step_finish", oc_case_step, 0, 1 },
+    { "adamw", oc_case_adamw, 0, 0 },
+};
+const int oc_n_cases = sizeof(oc_cases) / sizeof(oc_cases[0]);
+
 /* ------------------------------------------------------------ sections */
 
 /* Every case of oc_cases once, on the models. */
@@ -546,9 +610,11 @@ self_test(struct oc *c, const struct oc_model *models, int n_models)
         }
         c->n_pass = c->n_fail = 0;
         c->failed[0] = '\0';
+        c->worst = 0;
         run_section(c, models, n_models);
-        printf("%s: %d rows passed, %d failed\n", ops_dtype_name(c->dt),
-               c->n_pass, c->n_fail);
+        printf("%s: %d rows passed, %d failed; worst |d|/tol %.3g at %s\n",
+               ops_dtype_name(c->dt), c->n_pass, c->n_fail, c->worst,
+               c->worst_at);
         pass += c->n_pass;
         fail += c->n_fail;
     }
@@ -741,6 +807,7 @@ main(int argc, char **argv)
     }
     if (c.n_fail)
         printf("failed: %s\n", c.failed);
+    printf("worst |d|/tol: %.3g at %s\n", c.worst, c.worst_at);
     printf("%s: %d passed, %d failed, 0 skipped\n", suite_name, c.n_pass,
            c.n_fail);
     if (c.test->close != NULL)

@@ -1,12 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ops_compare.h: what the files of the op-by-op comparison share
- * (tests/gpu/ops_compare.c: the harness and main(); ops_compare_cases.c:
- * one function a family of ops; ops_compare_mutants.c: planted faults for
- * the self-test).  Every op of ops.h runs on a reference backend (the CPU)
- * and on the backend under test (CUDA, or the CPU again), from the same
- * host inputs, and each output is compared within a tolerance stated
- * next to the case, relative to the magnitude of its terms.
+ * (tests/gpu/ops_compare.c: the harness, the table of cases and main();
+ * ops_compare_{memory,layers,attention,loss,optim}.c: the cases, one
+ * function a family of ops, each tolerance stated beside it;
+ * ops_compare_mutants.c: planted faults for the self-test).  Every op of
+ * ops.h runs on a reference backend (the CPU) and on the backend under
+ * test (CUDA, or the CPU again), from the same host inputs, and each
+ * output is compared within a tolerance relative to the magnitude of the
+ * terms that make it up.
+ *
+ * The tolerances' rules.  A tolerance is an absolute bound on |test -
+ * ref| for each element: eps is FLT_EPSILON (2^-23), K the number of
+ * terms of a sum, max|x| the largest input.  A K-term fp32 sum computed
+ * in two orders differs by a few ulps of its largest partial sums, at most
+ * K max|term|: OC_SUM_EPS = 4 eps, times K times the terms' largest
+ * magnitude (the CPU with 1 and 2 threads, whose OpenBLAS splits the
+ * GEMMs otherwise, used up to 0.2 of that at real shapes; TF32, at 2^-11
+ * a product, lands 20 times outside).  Sums of positive terms that both
+ * sides form in one pass (softmax denominators) use Higham's
+ * probabilistic sqrt(K) eps.  Exact ops (copies, one addition, one
+ * rounding) must be exact.  In the bf16 section every output stored in
+ * bf16 adds k x 2^-8 x its scale (oc_bf16_tol(): k counts the roundings,
+ * doubled, as either side may round to the neighbour); fp32 outputs
+ * (gradients of parameters, statistics, losses) keep their fp32 bounds,
+ * the inputs being the same bf16 numbers on both sides.  Besides, the
+ * norm-wise ||d|| / ||ref|| is held to OC_NR_* below.
  */
 #ifndef OPS_COMPARE_H
 #define OPS_COMPARE_H
@@ -45,7 +64,9 @@ struct oc {
     const char *only;  /* run the cases whose op name contains this */
     int quiet;         /* self-test: no table, just the counts */
     int n_pass, n_fail;
-    char failed[4096]; /* the failing rows' names, ' '-separated */
+    char failed[4096];  /* the failing rows' names, '|'-separated */
+    double worst;       /* the largest worst |d| / tol of a row... */
+    char worst_at[160]; /* ...and its row */
     /* The buffers of the side running now, released after it. */
     const struct ops *pool_ops;
     void *pool[64];
@@ -124,8 +145,26 @@ int oc_selected(const struct oc *c, const char *op);
 #define OC_NR_BF16     1e-2
 #define OC_NR_BF16_BWD 3e-2
 
-/* The cases (ops_compare_cases.c), in the order they run; each prints
- * its rows.  The last one (oc_case_oom) leaves the backend failed. */
+/* The cases, in the order they run (oc_cases[], ops_compare.c); each
+ * prints its rows.  The out-of-memory one runs last, apart: it leaves the
+ * backend failed. */
+void oc_case_memory(struct oc *c, const struct oc_model *m);
+void oc_case_cast(struct oc *c, const struct oc_model *m);
+void oc_case_linear(struct oc *c, const struct oc_model *m);
+void oc_case_embed(struct oc *c, const struct oc_model *m);
+void oc_case_layernorm(struct oc *c, const struct oc_model *m);
+void oc_case_act(struct oc *c, const struct oc_model *m);
+void oc_case_act_other(struct oc *c, const struct oc_model *m);
+void oc_case_elementwise(struct oc *c, const struct oc_model *m);
+void oc_case_dropout(struct oc *c, const struct oc_model *m);
+void oc_case_attention(struct oc *c, const struct oc_model *m);
+void oc_case_xent(struct oc *c, const struct oc_model *m);
+void oc_case_xent_vp(struct oc *c, const struct oc_model *m);
+void oc_case_rows(struct oc *c, const struct oc_model *m);
+void oc_case_reduce(struct oc *c, const struct oc_model *m);
+void oc_case_step(struct oc *c, const struct oc_model *m);
+void oc_case_adamw(struct oc *c, const struct oc_model *m);
+
 struct oc_case {
     const char *op; /* for --only */
     void (*run)(struct oc *c, const struct oc_model *m);
@@ -137,6 +176,19 @@ extern const int oc_n_cases;
 /* Out of memory: last, as it leaves the backend failed (ops.h: the first
  * failure is sticky). */
 void oc_case_oom(struct oc *c);
+
+/* What the cases share. */
+#define OC_SUM_EPS   (4 * OC_EPS)
+#define OC_NR(c)     ((c)->dt == OPS_F32 ? OC_NR_F32 : OC_NR_BF16)
+#define OC_NR_BWD(c) ((c)->dt == OPS_F32 ? OC_NR_F32_BWD : OC_NR_BF16_BWD)
+/* k x bf16's unit roundoff x scale in the bf16 section, else 0. */
+double oc_bf16_tol(const struct oc *c, double k, double scale);
+size_t oc_round_up(size_t n, size_t a);
+/* The MLM head's rows: 15 % of the tokens, padded to a multiple of 8 by
+ * slots that repeat row 0 (as the trainer's batches do). */
+int oc_n_mlm(const struct oc_model *m);
+float *oc_copy(const float *x, size_t n);
+double oc_maxabs_delta(const float *a, const float *b, size_t n);
 
 /* The planted faults of --self-test (ops_compare_mutants.c): a copy of
  * the CPU backend's table with one behaviour broken, and the prefixes of
