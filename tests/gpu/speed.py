@@ -249,7 +249,7 @@ def torch_one(cfg_path, B, T, device, compile_, warmup, steps):
     dt = time.time() - t0
     print(json.dumps({"tokens_per_s": B * T * steps / dt,
                       "step_ms": 1e3 * dt / steps, "warmup_s": warm,
-                      "loss": float(loss), "attn": attn,
+                      "loss": float(loss.detach()), "attn": attn,
                       "torch": torch.__version__,
                       "transformers": transformers.__version__}))
 
@@ -333,10 +333,12 @@ def table(args):
     peak = peak_tflops(name) if device == "cuda" else None
     print("speed: %s; %s; FLOPs/token = 6N + 12 L h s (N parameters, tied "
           "once; attention not halved for the causal mask); %d warm-up + %d "
-          "timed steps, bf16 autocast + fp32 AdamW" % (
+          "timed steps, %s" % (
               name or "unknown GPU",
               "dense bf16 peak %g TFLOP/s" % peak if peak else
-              "no known peak: no MFU", warmup, steps))
+              "no known peak: no MFU", warmup, steps,
+              "bf16 (autocast; ours --use_amp) with fp32 weights and AdamW"
+              if device == "cuda" else "float32"))
     rows = []
     # Ours and eager first, compile last: what a short deadline loses is
     # compile's row.
