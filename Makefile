@@ -76,6 +76,7 @@ include mk/cuda.mk
 include mk/tools.mk
 include mk/vocab.mk
 include mk/tests.mk
+include mk/gpu.mk
 include mk/docs.mk
 include mk/pgo.mk
 
@@ -188,6 +189,9 @@ help:
 	@echo '  cuda       the CUDA backend (build/libtrain_cuda.a, where make'
 	@echo '             config finds CUDA, cuBLASLt and cuDNN 9; part of all)'
 	@echo '             and its unit test; CUDA_ARCH=$(CUDA_ARCH)'
+	@echo '  gpu-bundle build/gpu-bundle: the GPU checks in one folder for a'
+	@echo '             machine with a GPU (tests/gpu/README.md); test-gpu'
+	@echo '             builds and runs it here, on a machine with a GPU'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
 	@echo '  pgo        the preprocessing tools with profile-guided'
 	@echo '             optimization (build-pgo/, trained on $$(DATA));'

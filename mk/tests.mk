@@ -51,7 +51,7 @@ test: deps
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
 	test-megatron test-bpe test-vocab test-samples test-train test-install \
-	$(if $(filter 1,$(WITH_LAC)),test-lac)
+	test-ops-compare test-gpu-bundle $(if $(filter 1,$(WITH_LAC)),test-lac)
 
 test-unit: $(UNIT_BINS) $(if $(filter 1,$(WITH_LAC)),$(LAC_MODEL))
 	@rm -f $(TEST_LOG)
@@ -205,21 +205,6 @@ test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
 test-install: all
 	@BUILD=$(BUILD) DATA=$(DATA) SANITIZE=$(SANITIZE) tests/run-suite \
 		$(TEST_LOG) install tests/install/run
-
-# The GPU tests: the NCCL communicator on one rank per GPU (mpirun).  Needs
-# a machine with NVIDIA GPUs (nvidia-smi); built (not run) by `make` here.
-.PHONY: test-gpu
-test-gpu: all
-ifeq ($(TEST_GPU_BIN),)
-	@echo "test-gpu: this build has no NCCL or no MPI (make config)"; exit 1
-else
-	@n=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); \
-	if [ "$$n" -lt 1 ]; then \
-		echo "test-gpu: no GPU here (nvidia-smi -L lists none)"; exit 1; \
-	fi; \
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		mpirun --oversubscribe -np $$n $(TEST_GPU_BIN)
-endif
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
 check: deps

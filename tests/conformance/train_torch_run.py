@@ -77,6 +77,10 @@ Usage: train_torch_run.py [BUILD_DIR]        (default build)
            its fp32 run is from it, against the same tolerances.
        --seed-offset K   add K to every init and batch seed.
        --keep         keep the temporary directory.
+       --device cuda  `drv_train run` on the GPU (float32, TF32 off), the
+           reference still PyTorch on the CPU in float32; the same
+           tolerances (run-gpu-checks runs this).
+       --drv PATH     the driver to run (default BUILD_DIR/tests/drv_train).
 
 Prints one line per check (and "info" lines) and ends with
 "train-torch-conformance: N passed, N failed, N skipped"; exits 1 on a
@@ -790,7 +794,8 @@ def case(res, args, drv, work, spec):
     print("info %s: %s" % (label, info))
 
     opath = os.path.join(d, "out.safetensors")
-    run_tool(drv + ["run", conf, wpath, bpath, opath] + run_args(opts))
+    run_tool(drv + ["run", conf, wpath, bpath, opath] + run_args(opts) +
+             (["--device", args.device] if args.device != "cpu" else []))
     ours = st_load(opath)
     expect = out_names(names, kind)
     extra = sorted(set(ours) - set(expect))
@@ -843,18 +848,25 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="added to every case's init and batch seeds")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="where drv_train runs the model (default cpu)")
+    ap.add_argument("--drv", help="the driver (default "
+                    "BUILD_DIR/tests/drv_train)")
     args = ap.parse_args()
     res = Results()
     if args.self_test:
         drv = [sys.executable, os.path.abspath(__file__), "--fake-drv"]
         print("info self-test: drv_train stood in for by FakeDriver")
     else:
-        path = os.path.join(args.build, "tests", "drv_train")
+        path = args.drv or os.path.join(args.build, "tests", "drv_train")
         if not os.access(path, os.X_OK):
             res.fail("drv_train", "  %s not found or not executable "
                      "(build it: make %s)" % (path, path))
             return finish(res)
         drv = [path]
+        print("info drv_train: %s, run on the %s" % (
+            path, "GPU (float32, TF32 off)" if args.device == "cuda"
+            else "CPU"))
     try:
         import torch
         import transformers  # noqa: F401

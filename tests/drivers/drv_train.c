@@ -11,8 +11,10 @@
  *       [--min-lr X] [--warmup-steps W] [--decay-steps D]
  *       [--schedule linear|cosine] [--weight-decay X] [--grad-clip X]
  *       [--beta1 X] [--beta2 X] [--eps X] [--threads N]
+ *       [--device cpu|cuda]
  *       load WEIGHTS, compute loss and gradients on BATCH (dropout off),
- *       then N AdamW steps on it; OUT holds loss, lm_loss, sop_loss,
+ *       then N AdamW steps on it, on the CPU or (--device cuda) the GPU in
+ *       float32 with TF32 off; OUT holds loss, lm_loss, sop_loss,
  *       grad.<name>, losses [N] and param.<name>
  */
 #include <json-c/json.h>
@@ -127,6 +129,31 @@ forward(struct model *m, const struct batch *b, const struct forward_opts *fo,
     op->release(sums);
 }
 
+/* The backend of `run`: --device cpu (the default) or cuda, in float32
+ * with TF32 off and deterministic algorithms (the tolerances of
+ * train_torch_run.py are fp32's). */
+static const struct ops *
+open_backend(int argc, char **argv)
+{
+    struct ops_request r;
+    const struct ops *op;
+    char err[512];
+
+    memset(&r, 0, sizeof(r));
+    r.device = "cpu";
+    for (int i = 6; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--device") == 0)
+            r.device = argv[i + 1];
+    r.dtype = OPS_F32;
+    r.threads = (int)opt(argc, argv, "--threads", 0);
+    r.deterministic = 1;
+    r.tf32 = 0;
+    op = ops_open(&r, err, sizeof(err));
+    if (op == NULL)
+        die("%s", err);
+    return op;
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -149,7 +176,7 @@ cmd_run(int argc, char **argv)
     if (argc < 6)
         die("usage: %s run CONFIG WEIGHTS BATCH OUT [options]", argv[0]);
     read_config(argv[2], &c);
-    op = ops_cpu((int)opt(argc, argv, "--threads", 0), OPS_F32);
+    op = open_backend(argc, argv);
     steps = (int)opt(argc, argv, "--steps", 0);
     lp.kind = LR_LINEAR;
     for (int i = 6; i + 1 < argc; i++)
