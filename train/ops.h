@@ -107,6 +107,16 @@ struct ops_step_opts {
     float min_scale;  /* never below this */
 };
 
+/* What a backend's device is (device_info()), for the log and MFU's
+ * peak. */
+struct ops_device_info {
+    char name[256]; /* "NVIDIA H100 80GB HBM3"; "cpu" */
+    int cc;         /* compute capability, major * 10 + minor; 0: CPU */
+    int sms;        /* streaming multiprocessors */
+    int clock_khz;  /* their maximum clock */
+    int tf32;       /* fp32 GEMMs in TF32 */
+};
+
 struct ops {
     const char *name;     /* "cpu", "cuda" */
     enum ops_dtype dtype; /* the compute dtype */
@@ -129,6 +139,7 @@ struct ops {
      * held; the CPU reports the host's (free = MemAvailable). */
     void (*mem_info)(size_t *free_bytes, size_t *total_bytes,
                      size_t *peak_bytes);
+    void (*device_info)(struct ops_device_info *d);
 
     /* ---- memory */
     /* Zeroed memory aligned to 256 bytes, or NULL (error() says how much

@@ -5,7 +5,7 @@
  * tells apart (Zen 5, Zen 4, Zen, Skylake-SP, Haswell, Sandy Bridge, an
  * SSE-only CPU, an Arm server), where the clock comes from, the failure
  * without a clock, and this machine's peak twice (the same figure: no
- * timing in it).
+ * timing in it); a GPU's dense peak (peak_gpu.c) against NVIDIA's figures.
  */
 #include <math.h>
 #include <string.h>
@@ -147,6 +147,62 @@ test_peak_this_machine(void)
     CHECK(CLOSE(b.gflops, a.gflops / a.cores));
 }
 
+/* GPUs: NVIDIA's datasheet figures (dense, TFLOP/s) from the SMs, the
+ * clocks and the per-SM rates; the device names as the driver gives
+ * them, their maximum clocks as cudaDevAttrClockRate reports them. */
+static void
+test_peak_gpu(void)
+{
+    struct gpu_peak p, q;
+
+    /* H100 SXM, bf16: 989.4 (the 989). */
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA H100 80GB HBM3", 90, 132, 1980000, OPS_BF16, 0, &p),
+        0);
+    CHECK(fabs(p.tflops - 989.4) < 0.05);
+    CHECK_EQ_INT(p.flops_per_cycle, 4096);
+    CHECK(strcmp(p.clock_from, "the datasheet's boost clock") == 0);
+    /* The same in float16; H200 is H100 SXM's compute. */
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA H100 80GB HBM3", 90, 132, 1980000, OPS_F16, 0, &q), 0);
+    CHECK(q.tflops == p.tflops);
+    CHECK_EQ_INT(peak_gpu("NVIDIA H200", 90, 132, 1980000, OPS_BF16, 0, &q), 0);
+    CHECK(q.tflops == p.tflops);
+    /* fp32 on the CUDA cores at the maximum clock: 66.9 (datasheet 67);
+     * TF32: 494.7. */
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA H100 80GB HBM3", 90, 132, 1980000, OPS_F32, 0, &q), 0);
+    CHECK(fabs(q.tflops - 66.9) < 0.05);
+    CHECK(strcmp(q.unit, "CUDA cores") == 0);
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA H100 80GB HBM3", 90, 132, 1980000, OPS_F32, 1, &q), 0);
+    CHECK(fabs(q.tflops - 494.7) < 0.05);
+    /* H100 PCIe: 756.5; A100: 312 (bf16), 156 (TF32), 19.5 (fp32). */
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA H100 PCIe", 90, 114, 1755000, OPS_BF16, 0, &q), 0);
+    CHECK(fabs(q.tflops - 756.5) < 0.1); /* 1513 sparse / 2 */
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA A100-SXM4-80GB", 80, 108, 1410000, OPS_BF16, 0, &q),
+        0);
+    CHECK(fabs(q.tflops - 311.9) < 0.05);
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA A100-SXM4-80GB", 80, 108, 1410000, OPS_F32, 1, &q), 0);
+    CHECK(fabs(q.tflops - 155.9) < 0.05);
+    CHECK_EQ_INT(
+        peak_gpu("NVIDIA A100-SXM4-80GB", 80, 108, 1410000, OPS_F32, 0, &q), 0);
+    CHECK(fabs(q.tflops - 19.5) < 0.05);
+    /* A name it does not list: the device's maximum clock. */
+    CHECK_EQ_INT(peak_gpu("NVIDIA H100 NVL", 90, 132, 1785000, OPS_BF16, 0, &q),
+                 0);
+    CHECK(CLOSE(q.tflops, 132 * 1.785 * 4096 / 1e3));
+    CHECK(strcmp(q.clock_from, "the device's maximum clock") == 0);
+    /* An architecture it does not know: -1, p untouched. */
+    q = p;
+    CHECK_EQ_INT(peak_gpu("NVIDIA B200", 100, 148, 1965000, OPS_BF16, 0, &q),
+                 -1);
+    CHECK_EQ_MEM(&q, &p, sizeof(p));
+}
+
 TESTS(test_train_peak, TEST(test_peak_zen5_vm), TEST(test_peak_zen4_and_zen),
       TEST(test_peak_intel), TEST(test_peak_clock_sources),
-      TEST(test_peak_this_machine))
+      TEST(test_peak_this_machine), TEST(test_peak_gpu))

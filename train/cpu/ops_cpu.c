@@ -1416,6 +1416,13 @@ f32_scatter_add_rows(void *dx, const void *dy, const int32_t *rows, int n,
     cpu_f32_scatter_add_rows(dx, dy, rows, n, C);
 }
 
+static void
+cpu_device_info(struct ops_device_info *d)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "cpu");
+}
+
 /* The CPU takes no fallbacks. */
 static const char *
 cpu_notice(void)
@@ -1437,6 +1444,7 @@ const struct ops cpu_ops_f32 = {
     .error = cpu_error,
     .notice = cpu_notice,
     .mem_info = cpu_mem_info,
+    .device_info = cpu_device_info,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .host_alloc = cpu_host_alloc,

@@ -144,6 +144,29 @@ cuda_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak_bytes)
         *peak_bytes = cuda_g.peak;
 }
 
+static void
+cuda_device_info(struct ops_device_info *d)
+{
+    struct cudaDeviceProp prop;
+    int khz = 0;
+
+    memset(d, 0, sizeof(*d));
+    if (cudaGetDeviceProperties(&prop, cuda_g.device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, cuda_g.device) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(d->name, sizeof(d->name), "GPU %d", cuda_g.device);
+        d->cc = cuda_g.sm;
+        d->sms = cuda_g.n_sm;
+        return;
+    }
+    snprintf(d->name, sizeof(d->name), "%s", prop.name);
+    d->cc = prop.major * 10 + prop.minor;
+    d->sms = prop.multiProcessorCount;
+    d->clock_khz = khz;
+    d->tf32 = cuda_g.tf32;
+}
+
 /* ------------------------------------------------------------ memory */
 
 void *
@@ -412,6 +435,7 @@ fill_table(void)
     o->error = cuda_error;
     o->notice = cuda_notice_take;
     o->mem_info = cuda_mem_info;
+    o->device_info = cuda_device_info;
     o->alloc = cuda_alloc;
     o->release = cuda_release;
     o->host_alloc = cuda_host_alloc;

@@ -140,11 +140,13 @@ struct run {
     struct train_state st;
     char *args_json;
     FILE *jsonl;
-    unsigned event_targets;    /* --report_to */
-    struct events *events;     /* rank 0's TensorBoard/VisualDL files */
-    double flops, peak_gflops; /* model FLOPs since the last log line */
-    struct cpu_peak cpu_peak;  /* how peak_gflops was found (not given) */
-    int64_t saved_last;        /* the global step model_last holds */
+    unsigned event_targets;     /* --report_to */
+    struct events *events;      /* rank 0's TensorBoard/VisualDL files */
+    double flops, peak_gflops;  /* model FLOPs since the last log line */
+    struct cpu_peak cpu_peak;   /* how peak_gflops was found (not given) */
+    struct gpu_peak gpu_peak;   /* the same on a GPU */
+    struct ops_device_info dev; /* the backend's device */
+    int64_t saved_last;         /* the global step model_last holds */
     /* Tests: TRAIN_TEST_KILL_AT_STEP raises SIGKILL after that step,
      * TRAIN_TEST_SIGNAL_AT_STEP raises TRAIN_TEST_SIGNAL (TERM, USR1 or
      * INT) there, TRAIN_TEST_STALL_AT_STEP hangs before its gradient

@@ -24,8 +24,24 @@ log_peak(const struct run *r)
 {
     const struct cpu_peak *p = &r->cpu_peak;
 
+    const struct gpu_peak *g = &r->gpu_peak;
+    const char *dt = r->ops->dtype == OPS_BF16  ? "bfloat16"
+                     : r->ops->dtype == OPS_F16 ? "float16"
+                     : r->dev.tf32              ? "TF32"
+                                                : "float32";
+
     if (r->a.peak_gflops > 0)
         log_info("MFU peak: %.1f GFLOP/s (--peak_gflops)", r->peak_gflops);
+    else if (r->ops->device >= 0 && r->peak_gflops <= 0)
+        log_info("MFU peak: unknown for %s (compute capability %d.%d): no "
+                 "MFU; --peak_gflops sets one",
+                 r->dev.name, r->dev.cc / 10, r->dev.cc % 10);
+    else if (r->ops->device >= 0)
+        log_info("MFU peak: %.1f TFLOP/s, the %s's dense %s peak: %d SMs x "
+                 "%.3f GHz (%s) x %d FLOPs a cycle (%s); --peak_gflops "
+                 "sets another",
+                 g->tflops, r->dev.name, dt, g->sms, g->ghz, g->clock_from,
+                 g->flops_per_cycle, g->unit);
     else
         log_info("MFU peak: %.1f GFLOP/s, this CPU's FP32 peak: %d core(s) x "
                  "%.3f GHz (%s) x %d FLOPs a cycle (%s); --peak_gflops "
@@ -226,8 +242,10 @@ report_step(struct run *r, int64_t step, double lr, double norm,
     acc->sop_loss = sums[2] / r->replicas;
     double speed = logged / dt, ips = speed * r->gbs;
     double tps = ips * a->max_seq_len;
-    double mfu = r->flops / dt / (r->peak_gflops * 1e9);
-    char eta[32], scaling[96] = "", norm_json[32] = "null";
+    double mfu =
+        r->peak_gflops > 0 ? r->flops / dt / (r->peak_gflops * 1e9) : 0;
+    char eta[32], scaling[96] = "", norm_json[32] = "null", mem[64] = "";
+    double mem_mb = -1;
 
     /* The steps left at the recent step time (evaluation and
      * saving not counted). */
@@ -238,6 +256,15 @@ report_step(struct run *r, int64_t step, double lr, double norm,
         snprintf(scaling, sizeof(scaling),
                  ", loss_scale: %g, skipped_steps: %d", r->last.loss_scale,
                  r->last.n_skipped);
+    /* On a GPU: the most device memory held so far (the backend's
+     * buffers, as torch's max_memory_allocated). */
+    if (r->ops->device >= 0) {
+        size_t peak = 0;
+
+        r->ops->mem_info(NULL, NULL, &peak);
+        mem_mb = peak / 1048576.0;
+        snprintf(mem, sizeof(mem), ", max_memory_allocated: %.0f MB", mem_mb);
+    }
     if (isfinite(norm))
         snprintf(norm_json, sizeof(norm_json), "%.9g", norm);
     else if (isnan(norm))
@@ -246,16 +273,16 @@ report_step(struct run *r, int64_t step, double lr, double norm,
         log_info("global step %lld, loss: %.6f, lm_loss: %.6f, "
                  "sop_loss: %.6f, speed: %.2f steps/s, ips: %.2f "
                  "seqs/s, learning rate: %.5e, tokens/s: %.0f, "
-                 "mfu: %.1f%%, grad_norm: %.4f%s, eta: %s",
+                 "mfu: %.1f%%, grad_norm: %.4f%s%s, eta: %s",
                  (long long)step, acc->loss / n, acc->lm_loss / n,
                  acc->sop_loss / n, speed, ips, lr, tps, 100 * mfu, norm,
-                 scaling, eta);
+                 scaling, mem, eta);
     else
         log_info("global step %lld, loss: %.6f, speed: %.2f steps/s, "
                  "ips: %.2f seqs/s, learning rate: %.5e, tokens/s: "
-                 "%.0f, mfu: %.1f%%, grad_norm: %.4f%s, eta: %s",
+                 "%.0f, mfu: %.1f%%, grad_norm: %.4f%s%s, eta: %s",
                  (long long)step, acc->loss / n, speed, ips, lr, tps, 100 * mfu,
-                 norm, scaling, eta);
+                 norm, scaling, mem, eta);
     if (r->events) {
         struct event_scalar sc[] = {
             { "train/loss", acc->loss / n },
@@ -276,6 +303,11 @@ report_step(struct run *r, int64_t step, double lr, double norm,
 
             report(r, step, &ls, 1);
         }
+        if (mem_mb >= 0) {
+            struct event_scalar ms = { "train/max_memory_allocated", mem_mb };
+
+            report(r, step, &ms, 1);
+        }
     }
     if (r->jsonl) {
         fprintf(r->jsonl,
@@ -291,6 +323,8 @@ report_step(struct run *r, int64_t step, double lr, double norm,
         if (r->loss_scale != NULL)
             fprintf(r->jsonl, ", \"loss_scale\": %.9g, \"skipped_steps\": %d",
                     r->last.loss_scale, r->last.n_skipped);
+        if (mem_mb >= 0)
+            fprintf(r->jsonl, ", \"max_memory_allocated\": %.1f", mem_mb);
         fprintf(r->jsonl, "}\n");
         fflush(r->jsonl);
     }

@@ -376,8 +376,17 @@ setup(struct run *r)
     r->adam.weight_decay = a->weight_decay;
     r->adam.grad_clip = a->grad_clip;
     r->peak_gflops = a->peak_gflops;
-    if (r->peak_gflops <= 0) {
-        /* The processor's FP32 peak (the same every run), not a timing. */
+    r->ops->device_info(&r->dev);
+    if (r->peak_gflops > 0)
+        return;
+    /* The device's peak from its description (the same every run), not a
+     * timing. */
+    if (r->ops->device >= 0) {
+        /* 0 if unknown: no MFU, said at the start. */
+        if (peak_gpu(r->dev.name, r->dev.cc, r->dev.sms, r->dev.clock_khz,
+                     r->ops->dtype, r->dev.tf32, &r->gpu_peak) == 0)
+            r->peak_gflops = r->gpu_peak.tflops * 1e3;
+    } else {
         if (peak_cpu(omp_get_max_threads(), &r->cpu_peak) < 0)
             fatal("cannot tell this CPU's peak from /proc/cpuinfo: give "
                   "--peak_gflops");
