@@ -71,7 +71,7 @@ step "dataset-inspect: the counts, and document 0 as text (## marks whole words)
 step "dataset-inspect --samples: ERNIE training samples (SOP pair, whole-word masks {label>shown}), as the trainer will read them"
 "$BUILD/dataset-inspect" --samples 2 -l 64 -v "$VOCAB" "$OUT/sample"
 
-step "train: a tiny ERNIE (MLM + SOP) on the cmrc2018 contexts (segment -> json-pack -> create-pretraining-data), 40 steps on the CPU: watch the loss fall"
+step "train: a tiny ERNIE (MLM + SOP) on the cmrc2018 contexts (segment -> json-pack -> create-pretraining-data), 40 steps (on the GPU when there is one: --device auto): watch the loss fall"
 "$BUILD/segment" -q -o "$OUT/zh.seg" "$OUT/zh.txt"
 "$BUILD/json-pack" -q -o "$OUT/zh.jsonl" "$OUT/zh.seg"
 "$BUILD/create-pretraining-data" -q -v "$VOCAB" -S --chinese -W --cn-splited \
