@@ -40,15 +40,20 @@ enum ops_act {
 struct ops {
     const char *name; /* "cpu" */
 
-    /* Memory.  alloc returns zeroed memory aligned to 64 bytes, or NULL. */
-    void *(*alloc)(size_t bytes);
+    /* Memory.  alloc returns zeroed memory aligned to 64 bytes, or NULL;
+     * what names the buffer ("parameters") in messages. */
+    void *(*alloc)(size_t bytes, const char *what);
     void (*release)(void *p);
     void (*upload)(void *dst, const void *host_src, size_t bytes);
     void (*download)(void *host_dst, const void *src, size_t bytes);
+    /* Within backend memory: dst = src (no overlap); zero. */
+    void (*copy)(void *dst, const void *src, size_t bytes);
     void (*zero)(void *p, size_t bytes);
-    /* p[0..bytes) become zero, and the memory may go back to the system
-     * until it is written again (sharding stage 2's gradients). */
-    void (*discard)(void *p, size_t bytes);
+    /* Free and total bytes of the backend's memory, and the most bytes
+     * its alloc() buffers have held at once in this process (the CPU:
+     * MemAvailable and MemTotal of the host). */
+    void (*mem_info)(size_t *free_bytes, size_t *total_bytes,
+                     size_t *peak_bytes);
 
     /* y[M,N] = x[M,K] . w[N,K]^T + b[N] (b may be NULL). */
     void (*linear_fwd)(float *y, const float *x, const float *w, const float *b,
@@ -87,6 +92,8 @@ struct ops {
     void (*accumulate)(float *y, const float *x, size_t n);
     /* x *= s. */
     void (*scale)(float *x, size_t n, float s);
+    /* y += x on fp32 buffers (gradients, ZeRO's buffers). */
+    void (*accumulate_f32)(float *y, const float *x, size_t n);
 
     /* Dropout: y = x * keep / (1 - p);  backward dx += dy * keep / (1 - p).
      * y may alias x. */

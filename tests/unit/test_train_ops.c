@@ -290,7 +290,7 @@ test_ops_alloc_aligned_zeroed(void)
 
     CHECK_EQ_STR(o->name, "cpu");
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        unsigned char *p = o->alloc(sizes[k]), host[1000];
+        unsigned char *p = o->alloc(sizes[k], "test"), host[1000];
         size_t i = 0;
 
         CHECK(p != NULL);

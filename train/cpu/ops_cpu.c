@@ -16,10 +16,10 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "ops.h"
 
@@ -45,21 +45,75 @@ imin(int a, int b)
 
 /* ------------------------------------------------------------ memory */
 
-static void *
-cpu_alloc(size_t bytes)
-{
-    size_t len = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, len ? len : 64);
+/* Each buffer starts after a header of ALLOC_HEADER bytes holding its
+ * size, so release() can count it back: the bytes held (as asked) and
+ * their most at once, for mem_info() and the trainer's memory report. */
+#define ALLOC_HEADER 64
+static _Atomic size_t held_bytes, peak_bytes;
 
-    if (p != NULL)
-        memset(p, 0, len);
-    return p;
+static void *
+cpu_alloc(size_t bytes, const char *what)
+{
+    size_t len = (bytes + 63) / 64 * 64, now, peak;
+    char *base;
+
+    (void)what;
+    if (len < bytes || len > SIZE_MAX - ALLOC_HEADER)
+        return NULL;
+    base = aligned_alloc(64, ALLOC_HEADER + len);
+    if (base == NULL)
+        return NULL;
+    memset(base + ALLOC_HEADER, 0, len);
+    memcpy(base, &bytes, sizeof(bytes));
+    now = atomic_fetch_add(&held_bytes, bytes) + bytes;
+    peak = atomic_load(&peak_bytes);
+    while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now))
+        ;
+    return base + ALLOC_HEADER;
 }
 
 static void
 cpu_release(void *p)
 {
-    free(p);
+    char *base;
+    size_t bytes;
+
+    if (p == NULL)
+        return;
+    base = (char *)p - ALLOC_HEADER;
+    memcpy(&bytes, base, sizeof(bytes));
+    atomic_fetch_sub(&held_bytes, bytes);
+    free(base);
+}
+
+/* A field of /proc/meminfo in bytes, or 0. */
+static size_t
+meminfo(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    size_t len = strlen(key), kb = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, key, len) == 0 && line[len] == ':') {
+            kb = (size_t)strtoull(line + len + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb * 1024;
+}
+
+static void
+cpu_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak)
+{
+    if (free_bytes)
+        *free_bytes = meminfo("MemAvailable");
+    if (total_bytes)
+        *total_bytes = meminfo("MemTotal");
+    if (peak)
+        *peak = atomic_load(&peak_bytes);
 }
 
 static void
@@ -72,23 +126,6 @@ static void
 cpu_zero(void *p, size_t bytes)
 {
     memset(p, 0, bytes);
-}
-
-/* Zero the partial pages at the ends; hand the whole pages inside back
- * (MADV_DONTNEED: anonymous memory reads as zero until written again). */
-static void
-cpu_discard(void *p, size_t bytes)
-{
-    uintptr_t a = (uintptr_t)p, b = a + bytes;
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a2 = (a + pg - 1) / pg * pg, b2 = b / pg * pg;
-
-    if (b2 <= a2 + pg || madvise((void *)a2, b2 - a2, MADV_DONTNEED) != 0) {
-        memset(p, 0, bytes);
-        return;
-    }
-    memset(p, 0, a2 - a);
-    memset((void *)b2, 0, b - b2);
 }
 
 /* ------------------------------------------------------------ linear */
@@ -944,8 +981,9 @@ static const struct ops cpu_ops = {
     .release = cpu_release,
     .upload = cpu_copy,
     .download = cpu_copy,
+    .copy = cpu_copy,
     .zero = cpu_zero,
-    .discard = cpu_discard,
+    .mem_info = cpu_mem_info,
     .linear_fwd = cpu_linear_fwd,
     .linear_bwd = cpu_linear_bwd,
     .embed_fwd = cpu_embed_fwd,
@@ -957,6 +995,7 @@ static const struct ops cpu_ops = {
     .add = cpu_add,
     .accumulate = cpu_accumulate,
     .scale = cpu_scale,
+    .accumulate_f32 = cpu_accumulate,
     .dropout_fwd = cpu_dropout_fwd,
     .dropout_bwd = cpu_dropout_bwd,
     .attention_fwd = cpu_attention_fwd,

@@ -18,7 +18,15 @@ struct layer_off {
     size_t fc_w, fc_b;     /* C -> I */
     size_t fc2_w, fc2_b;   /* I -> C */
     size_t ln2_w, ln2_b;   /* ERNIE: after the MLP; GPT: before it */
-    size_t first, end;     /* the elements all of them span */
+};
+
+/* A part of the model (a layer, the embeddings or the heads): the
+ * elements [lo, hi) of the flat layout its tensors span, and where its
+ * parameters and gradients are now: p and g hold element lo first (the
+ * flat buffers, or what model_bind_params/grads() gave; NULL: none). */
+struct model_part {
+    size_t lo, hi;
+    float *p, *g;
 };
 
 /* Offsets of the tensors outside the layers (unused ones stay 0). */
@@ -57,7 +65,11 @@ struct model {
     struct param_table table;
     struct layer_off *lo;
     struct head_off ho;
+    /* The flat buffers (NULL where model_par's shard_params or
+     * shard_grads said so), and the parts: [0] the heads (PARAM_POST),
+     * [1] the embeddings (PARAM_PRE), [2 + l] layer l. */
     float *params, *grads;
+    struct model_part *parts;
     int max_B, max_T, max_M;
     enum model_recompute recompute;
 
@@ -198,7 +210,9 @@ void model_gpt_forward(struct model *m);
 void model_ernie_backward(struct model *m);
 void model_gpt_backward(struct model *m);
 
-#define P(off) (m->params + (off))
-#define G(off) (m->grads + (off))
+/* The parameter and gradient at offset off of the flat layout, in
+ * whichever buffer holds its part now (model_param_at()). */
+#define P(off) model_param_at(m, off)
+#define G(off) model_grad_at(m, off)
 
 #endif /* TRAIN_MODEL_INT_H */

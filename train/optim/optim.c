@@ -34,8 +34,9 @@ optim_create_range(struct optimizer *o, const struct ops *ops,
     o->hi = hi;
     o->t = 0;
     /* (An empty range still gets a buffer: alloc(0) may return NULL.) */
-    o->m = ops->alloc((n ? n : 1) * sizeof(float));
-    o->v = ops->alloc((n ? n : 1) * sizeof(float));
+    o->bytes = 2 * (n ? n : 1) * sizeof(float);
+    o->m = ops->alloc(o->bytes / 2, "AdamW moments");
+    o->v = ops->alloc(o->bytes / 2, "AdamW moments");
     if (o->m == NULL || o->v == NULL) {
         optim_release(o);
         return -1;
@@ -58,6 +59,7 @@ optim_release(struct optimizer *o)
         o->ops->release(o->v);
     }
     o->m = o->v = NULL;
+    o->bytes = 0;
 }
 
 /* The part of tensor t inside the owned range: [*a, *b), false if none. */
@@ -80,7 +82,7 @@ optim_grad_sumsq_split(const struct optimizer *o, const float *grads,
         size_t a, b;
 
         if (!t->tied_copy && owned_part(o, t, &a, &b)) {
-            double s = o->ops->sumsq(grads + a, b - a);
+            double s = o->ops->sumsq(grads + (a - o->lo), b - a);
 
             if (t->tp != TP_REPLICATED && o->table->tp_size > 1)
                 *split += s;
@@ -122,10 +124,11 @@ optim_apply(struct optimizer *o, float *params, const float *grads, double lr,
 
         if (!owned_part(o, t, &a, &b))
             continue;
-        o->ops->adamw(
-            params + a, grads + a, o->m + (a - o->lo), o->v + (a - o->lo),
-            b - a, (float)lr, (float)p->beta1, (float)p->beta2, (float)p->eps,
-            t->decay ? (float)p->weight_decay : 0.0f, scale, (int)o->t);
+        o->ops->adamw(params + (a - o->lo), grads + (a - o->lo),
+                      o->m + (a - o->lo), o->v + (a - o->lo), b - a, (float)lr,
+                      (float)p->beta1, (float)p->beta2, (float)p->eps,
+                      t->decay ? (float)p->weight_decay : 0.0f, scale,
+                      (int)o->t);
     }
     return 0;
 }

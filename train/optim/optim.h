@@ -42,6 +42,7 @@ struct optimizer {
     const struct param_table *table;
     size_t lo, hi; /* the range of the flat buffers it owns (sharding) */
     float *m, *v;  /* moments of lo..hi-1, backend memory */
+    size_t bytes;  /* backend memory allocated for them */
     int64_t t;     /* steps taken */
 };
 
@@ -58,7 +59,9 @@ void optim_release(struct optimizer *o);
 
 /* optim_grad_sumsq: the sum of squares of the owned range of grads, per
  * tensor (the parts of tensors) in double, in table order (a pipeline
- * stage's copy of the tied embeddings not counted: its twin is). */
+ * stage's copy of the tied embeddings not counted: its twin is).  Here
+ * and in optim_apply(), grads and params hold the owned range [lo, hi),
+ * element lo first (for a whole-table optimizer, the flat buffers). */
 double optim_grad_sumsq(const struct optimizer *o, const float *grads);
 
 /* optim_grad_sumsq_split: the same, in two sums: of the tensors tensor

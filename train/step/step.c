@@ -35,7 +35,7 @@ grad_norm(struct run *r, int64_t step)
     double ss[2];
     int n = r->tp > 1 ? 2 : 1; /* [split, replicated] or [all] */
 
-    optim_grad_sumsq_split(&r->opt, model_grads(r->m), &ss[0], &ss[1]);
+    optim_grad_sumsq_split(&r->opt, zero_range_grads(r), &ss[0], &ss[1]);
     if (n == 1)
         ss[0] += ss[1], ss[1] = 0;
     if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, (size_t)n, COMM_F64,
@@ -64,7 +64,7 @@ train_step(struct run *r, int64_t step, double lr, struct losses *acc,
             pause(); /* a hung rank, for the watchdog tests */
     zero_reduce_grads(r, step);
     norm = grad_norm(r, step);
-    if (optim_apply(&r->opt, model_params(r->m), model_grads(r->m), lr,
+    if (optim_apply(&r->opt, zero_range_params(r), zero_range_grads(r), lr,
                     &r->adam, norm) < 0)
         fatal("global step %lld: the gradient norm is %f; stopping",
               (long long)step, norm);

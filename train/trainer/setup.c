@@ -243,9 +243,14 @@ setup(struct run *r)
 
     op = ops_cpu(a->threads);
     {
-        struct model_par par = {
-            { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
-        };
+        int sharded = r->sh > 1 ? a->sharding_stage : 0;
+        /* Stages 2 and 3 hold their ranges, not the flat buffers (zero/). */
+        struct model_par par = { { r->tp, r->tp_rank, tp_all_reduce, r },
+                                 r->pp,
+                                 r->pp_rank,
+                                 1,
+                                 sharded >= 2,
+                                 sharded == 3 };
 
         /* 1F1B holds the activations of up to pp - stage micro-batches. */
         if (r->pp > 1)
@@ -319,8 +324,7 @@ run_release(struct run *r)
     loader_free(r->train);
     loader_free(r->valid);
     optim_release(&r->opt);
-    if (r->gacc)
-        model_ops(r->m)->release(r->gacc);
+    zero_release(r);
     model_free(r->m);
     ds_corpus_close(r->corpus);
     free(r->args_json);
@@ -329,8 +333,6 @@ run_release(struct run *r)
     free(r->vocab_path);
     hf_tokenizer_release(&r->tok);
     free(r->config_path);
-    free(r->shard_off);
-    free(r->clip_off);
     args_release(&r->a);
     r->comm->destroy(r->comm);
 }
