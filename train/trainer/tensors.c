@@ -66,7 +66,7 @@ fill_part(struct run *r, int b, const struct param_tensor *lt, float *dst,
 {
     const struct ops *op = model_ops(r->m);
     size_t lo, hi, a = lt->offset, e = a + lt->numel;
-    size_t pa, pb, *clip = r->clip_off;
+    size_t pa, pb;
     const float *buf = zero_buffer(r, b, &lo, &hi);
 
     if (lo == 0 && hi == model_table(r->m)->total) {
@@ -77,12 +77,7 @@ fill_part(struct run *r, int b, const struct param_tensor *lt, float *dst,
     pb = e < hi ? e : hi;
     if (pa < pb)
         op->copy(dst + (pa - a), buf + (pa - lo), (pb - pa) * sizeof(float));
-    for (int k = 0; k <= r->sh; k++) {
-        size_t o = r->shard_off[k];
-
-        clip[k] = (o < a ? a : o > e ? e : o) - a;
-    }
-    if (r->comm->all_gather_ranges(r->comm, dst, clip, COMM_F32,
+    if (r->comm->all_gather_ranges(r->comm, dst, zero_clip(r, a, e), COMM_F32,
                                    COMM_SHARDING) < 0) {
         snprintf(err->msg, sizeof(err->msg), "gathering '%s': %s", lt->name,
                  r->comm->error);

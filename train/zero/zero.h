@@ -78,6 +78,11 @@ void zero_after_update(struct run *r, int64_t step);
  * from their owners. */
 void zero_params_ready(struct run *r);
 
+/* zero_clip: the sharding ranks' ranges clipped to [a, b) and made
+ * relative to a (r->clip_off: sh + 1 bounds from 0 to b - a): which rank
+ * owns which piece of [a, b), as the ranged collectives take it. */
+size_t *zero_clip(struct run *r, size_t a, size_t b);
+
 /* zero_buffer: where this rank keeps buffer b (enum ckpt_buffer: the
  * weights, or AdamW's first or second moments) of its flat layout: the
  * elements [*lo, *hi), element *lo first; the rest is the other sharding

@@ -70,29 +70,28 @@ setup_sharded(struct run *r)
         most = hi - lo > most ? hi - lo : most;
     }
     r->gacc = zero_alloc(r, &r->gmem.range, n, "gradients (sharded)");
+    if (r->stage3)
+        r->pshard = zero_alloc(r, &r->pmem.range, n, "parameters (sharded)");
     for (int e = 0; e < 2; e++) {
         model_part_range(r->m, ends[e], &lo, &hi);
         r->ends_g[e] = zero_alloc(r, &r->gmem.ends, hi - lo,
                                   "gradients (embeddings and heads)");
         model_bind_grads(r->m, ends[e], r->ends_g[e]);
+        if (!r->stage3)
+            continue;
+        r->ends_p[e] = zero_alloc(r, &r->pmem.ends, hi - lo,
+                                  "parameters (embeddings and heads)");
+        model_bind_params(r->m, ends[e], r->ends_p[e]);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         r->bucket[i] =
             zero_alloc(r, &r->gmem.layers, most, "gradients (layer buckets)");
-    r->prefetched = -1;
-    r->lbuf_layer[0] = r->lbuf_layer[1] = -1;
-    if (r->stage3) {
-        r->pshard = zero_alloc(r, &r->pmem.range, n, "parameters (sharded)");
-        for (int e = 0; e < 2; e++) {
-            model_part_range(r->m, ends[e], &lo, &hi);
-            r->ends_p[e] = zero_alloc(r, &r->pmem.ends, hi - lo,
-                                      "parameters (embeddings and heads)");
-            model_bind_params(r->m, ends[e], r->ends_p[e]);
-        }
-        for (int i = 0; i < 2; i++)
+        if (r->stage3)
             r->lbuf[i] = zero_alloc(r, &r->pmem.layers, most,
                                     "parameters (layer buffers)");
     }
+    r->prefetched = -1;
+    r->lbuf_layer[0] = r->lbuf_layer[1] = -1;
     model_set_param_hook(r->m, zero_part_hook, r);
 }
 
@@ -201,6 +200,17 @@ zero_layer_grads_ready(void *ctx, int l)
         fatal("%s", r->comm->error);
 }
 
+size_t *
+zero_clip(struct run *r, size_t a, size_t b)
+{
+    for (int k = 0; k <= r->sh; k++) {
+        size_t o = r->shard_off[k];
+
+        r->clip_off[k] = (o < a ? a : o > b ? b : o) - a;
+    }
+    return r->clip_off;
+}
+
 /* Stage 2: the gradients g of [a, b) (a bucket, or the embeddings' or
  * heads' buffer: element a first) reduced to the sharding ranks owning
  * their pieces, in one reduce-scatter of the ranges clipped to [a, b);
@@ -208,16 +218,12 @@ zero_layer_grads_ready(void *ctx, int l)
 static void
 reduce_to_owners(struct run *r, float *g, size_t a, size_t b)
 {
-    size_t *clip = r->clip_off, lo = r->opt.lo;
+    size_t *clip, lo = r->opt.lo;
     int me = r->sh_rank;
 
     if (b <= a)
         return;
-    for (int k = 0; k <= r->sh; k++) {
-        size_t o = r->shard_off[k];
-
-        clip[k] = (o < a ? a : o > b ? b : o) - a;
-    }
+    clip = zero_clip(r, a, b);
     if (r->comm->reduce_scatter_ranges(r->comm, g, clip, COMM_F32,
                                        COMM_SHARDING) < 0)
         fatal("%s", r->comm->error);

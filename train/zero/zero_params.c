@@ -44,16 +44,12 @@ zero_buffer(struct run *r, int b, size_t *lo, size_t *hi)
 static void
 gather_params(struct run *r, float *buf, size_t a, size_t b, int start)
 {
-    size_t *clip = r->clip_off, lo = r->opt.lo;
+    size_t *clip, lo = r->opt.lo;
     int me = r->sh_rank;
 
     if (b <= a)
         return;
-    for (int k = 0; k <= r->sh; k++) {
-        size_t o = r->shard_off[k];
-
-        clip[k] = (o < a ? a : o > b ? b : o) - a;
-    }
+    clip = zero_clip(r, a, b);
     if (clip[me + 1] > clip[me])
         model_ops(r->m)->copy(buf + clip[me], r->pshard + (a + clip[me] - lo),
                               (clip[me + 1] - clip[me]) * sizeof(float));
