@@ -92,7 +92,7 @@ static struct model *
 tiny(enum model_type type, int size, int rank)
 {
     struct model_config c;
-    struct model_par par = { { size, rank, no_reduce, NULL }, 1, 0, 1 };
+    struct model_par par = { { size, rank, no_reduce, NULL }, 1, 0, 1, 0, 0 };
     struct model *m = NULL;
     char err[256];
 
@@ -181,7 +181,7 @@ static void
 test_tp_refuses(void)
 {
     struct model_config c;
-    struct model_par par = { { 3, 0, no_reduce, NULL }, 1, 0, 1 };
+    struct model_par par = { { 3, 0, no_reduce, NULL }, 1, 0, 1, 0, 0 };
     struct model *m = NULL;
     char err[256] = "";
 
