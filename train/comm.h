@@ -30,7 +30,10 @@ enum comm_group {
     COMM_N_GROUPS
 };
 
-enum comm_dtype { COMM_F32, COMM_F64, COMM_I64 };
+/* Element types.  COMM_B16: 16-bit elements (bfloat16, float16) moved as
+ * they are: for the collectives that only move data (the all-gathers,
+ * sharding stage 3's compute copy), never for a reduction. */
+enum comm_dtype { COMM_F32, COMM_F64, COMM_I64, COMM_B16 };
 
 struct comm {
     const char *name; /* "single" */

@@ -12,6 +12,7 @@
  *     trainer/setup.c     ranks, batch sizes, config, vocab, model, optimizer
  *     trainer/paths.c     input, output and cache paths; the output lock
  *     trainer/checkpointing.c  resume, --continue_training or init; saves
+ *     trainer/tensors.c   the model's tensors whole, one at a time, for them
  *     trainer/evaluate.c  the valid and test splits
  *     trainer/report.c    start lines, the step line, train_log.jsonl, events
  *     trainer/stop.c      SIGTERM/SIGUSR1 at a step boundary
@@ -21,16 +22,15 @@
  *     step/pipeline.c     the 1F1B schedule, stage-to-stage transfers
  *     step/loss_sums.c    the losses in backend memory until read
  *     zero/zero_grads.c   data parallelism, sharding's ranges, stages 0-2
- *     zero/zero_params.c  sharding's parameters, stage 3's gather and drop
- *     zero/zero_moments.c sharded moments in global coordinates
+ *     zero/zero_params.c  sharding's parameters, stage 3's layer buffers
  *     data/datasets.c     vocabulary, sidecar check, corpus, loaders
  *     data/loader.c       micro-batches in PaddleNLP's collation
  *     run/run.h           struct run, shared by all of the above
  *     run/messages.c      log lines in PaddleNLP's format, fatal(), usage
  *     run/test_hooks.c    the tests' faults (TRAIN_TEST_*)
  *   libtrain (its functions return their errors)
- *     ckpt/               safetensors, weights, checkpoints, whole models,
- *                         tokenizer files
+ *     ckpt/               safetensors, weights, checkpoints, tokenizer
+ *                         files
  *     cli/args.c          the flags, PaddleNLP's names, config files
  *     cli/interrupt.c     signal handlers
  *     optim/optim.c       learning-rate schedules, clipping, AdamW
@@ -55,7 +55,6 @@
 #include "data/datasets.h"
 #include "step/step.h"
 #include "trainer/trainer.h"
-#include "zero/zero.h"
 
 /* The run's steps; returns 0, or the signal that stopped it. */
 static int
@@ -165,8 +164,6 @@ main(int argc, char **argv)
     report_start(&r);
     open_data(&r);
     load_or_init(&r);
-    if (r.stage3) /* keep this rank's range of the layers only */
-        zero_stage3_start(&r);
     r.train = open_loader(&r, DS_SPLIT_TRAIN);
     r.valid = open_loader(&r, DS_SPLIT_VALID);
     open_records(&r);

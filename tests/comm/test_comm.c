@@ -3,8 +3,9 @@
  * test_comm.c: a communicator backend under mpirun, against values
  * computed on the host: every collective of comm.h (blocking and
  * nonblocking all-reduce, reduce-scatter and all-gather, ranges of unequal
- * length, broadcast, a ring of sends), the groups of the layout given as
- * "tp sharding dp pp" arguments, the bytes counted as sent.  Built twice:
+ * length, of fp32 and of 16-bit elements, broadcast, a ring of sends),
+ * the groups of the layout given as "tp sharding dp pp" arguments, the
+ * bytes counted as sent.  Built twice:
  * test_comm_mpi (comm_mpi, host buffers; run by tests/train/parallel on
  * 3 and 4 ranks) and, with -DTEST_NCCL, test_comm_nccl (comm_nccl, GPU
  * buffers, one rank per GPU: `make test-gpu`; on one GPU the world is one
@@ -12,6 +13,7 @@
  * "test_comm (rank R of N): N passed, N failed" per rank.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +260,45 @@ main(int argc, char **argv)
             for (size_t i = off[k]; i < off[k + 1]; i++)
                 ok &= h[i] == (float)(7 * k) - (float)i;
         check(ok, "started all-gather of ranges: complete after wait_all");
+        /* 16-bit elements (sharding stage 3's bfloat16 and float16
+         * compute copy), moved bit for bit, at half fp32's bytes; ranges
+         * of odd lengths and places, blocking and started */
+        {
+            uint16_t *h16 = (uint16_t *)h, *d16 = (uint16_t *)d;
+
+            for (size_t i = 0; i < m; i++)
+                h16[i] = i >= off[r] && i < off[r + 1]
+                             ? (uint16_t)(0x8000u | (unsigned)(r << 10) | i)
+                             : 0xffff;
+            put(d16, h16, m * sizeof(uint16_t));
+            c->sent[G] = 0;
+            check(c->all_gather_ranges(c, d16, off, COMM_B16, G) == 0,
+                  c->error);
+            check(fabs(c->sent[G] - (double)(N - 1) / N * m * 2) < 1e-6,
+                  "16-bit all-gather bytes: 2 a element");
+            get(h16, d16, m * sizeof(uint16_t));
+            ok = 1;
+            for (int k = 0; k < N; k++)
+                for (size_t i = off[k]; i < off[k + 1]; i++)
+                    ok &=
+                        h16[i] == (uint16_t)(0x8000u | (unsigned)(k << 10) | i);
+            check(ok, "all-gather of 16-bit ranges: every rank's bits");
+            for (size_t i = 0; i < m; i++)
+                h16[i] = i >= off[r] && i < off[r + 1]
+                             ? (uint16_t)(0x7f00u ^ (unsigned)(r * 31) ^ i)
+                             : 0;
+            put(d16, h16, m * sizeof(uint16_t));
+            check(c->all_gather_ranges_start(c, d16, off, COMM_B16, G) == 0 &&
+                      c->wait_all(c) == 0,
+                  c->error);
+            get(h16, d16, m * sizeof(uint16_t));
+            ok = 1;
+            for (int k = 0; k < N; k++)
+                for (size_t i = off[k]; i < off[k + 1]; i++)
+                    ok &=
+                        h16[i] == (uint16_t)(0x7f00u ^ (unsigned)(k * 31) ^ i);
+            check(ok, "started all-gather of 16-bit ranges");
+        }
         free(off);
     }
 

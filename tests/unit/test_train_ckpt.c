@@ -3,7 +3,9 @@
  * test_train_ckpt.c: unit tests of the trainer's checkpoint directories:
  * round trips of a tiny ERNIE and a tiny GPT (weights, AdamW moments and
  * training state bit for bit, the arguments and the vocabulary), the
- * backup rotation, ckpt_exists, and the refusals: truncated files, a
+ * files written one tensor at a time (st_write()'s bytes, a few tensors
+ * of host memory at most), the backup rotation, ckpt_exists, and the
+ * refusals: truncated files, a
  * missing, misshapen or extra tensor, another config, a corrupt
  * trainer_state.json, and saves that fail without leaving a temporary
  * directory or touching the old checkpoint.  Files go to a fresh
@@ -26,6 +28,7 @@
 #include "ops.h"
 #include "optim/optim.h"
 #include "ckpt/safetensors.h"
+#include "util/tr_util.h"
 
 static int
 exists(const char *path)
@@ -665,6 +668,144 @@ test_ckpt_failed_save(void)
     model_free(m);
 }
 
+/* The tensors of buffer buf (backend memory, laid out as pt) under
+ * prefix + name as the writer's st_tensor entries, in Hugging Face's
+ * layout, all in host memory at once (data in *host, freed by the
+ * caller): the file the checkpoint writer wrote before it streamed. */
+static struct st_tensor *
+all_at_once(const struct param_table *pt, const struct ops *ops,
+            const float *buf, const char *prefix, char *names, float **host)
+{
+    struct st_tensor *t = calloc(pt->n, sizeof(*t));
+    float *h = malloc(pt->total * sizeof(float));
+    float *tr = malloc(pt->total * sizeof(float));
+
+    CHECK(t != NULL && h != NULL && tr != NULL);
+    ops->download(h, buf, pt->total * sizeof(float));
+    for (size_t i = 0; i < pt->n; i++) {
+        const struct param_tensor *p = &pt->t[i];
+        int64_t r = p->shape[0], c = p->shape[1];
+        int64_t saved = params_rows_saved(p); /* no vocabulary pad rows */
+
+        snprintf(names + i * 128, 128, "%s%s", prefix, p->name);
+        t[i].name = names + i * 128;
+        t[i].dtype = ST_F32;
+        t[i].ndim = p->ndim;
+        t[i].shape[0] = p->hf_transposed ? c : saved;
+        t[i].shape[1] = p->hf_transposed ? r : c;
+        t[i].data = h + p->offset;
+        t[i].nbytes =
+            (size_t)saved * (size_t)(p->ndim == 2 ? c : 1) * sizeof(float);
+        if (p->hf_transposed) {
+            for (int64_t y = 0; y < r; y++)
+                for (int64_t x = 0; x < c; x++)
+                    tr[p->offset + x * r + y] = h[p->offset + y * c + x];
+            t[i].data = tr + p->offset;
+        }
+    }
+    host[0] = h;
+    host[1] = tr;
+    return t;
+}
+
+/* A save streams the tensors one at a time: model.safetensors and
+ * optimizer.safetensors are byte for byte the files of st_write() with
+ * every tensor in memory at once, yet the save stages at most two of the
+ * largest tensor in host memory (it and its transpose) and the load one,
+ * for a GPT of 12 layers 20 times its largest tensor. */
+static void
+test_ckpt_streams(void)
+{
+    static const char *const meta[] = { "format", "pt", NULL };
+    const char *dir = test_dir("streams");
+    struct model_config c;
+    struct model *m = NULL, *m2 = NULL;
+    struct optimizer o, o2;
+    struct train_state s = state0, s2;
+    const struct param_table *pt;
+    size_t largest = 0, len_a, len_b;
+    char err[512] = "", *names = malloc(3 * 400 * 128);
+    float *host[6];
+    struct st_tensor *t[3], *both;
+    unsigned char *a, *b;
+
+    config_defaults(&c, MODEL_GPT);
+    c.vocab_size = 40;
+    c.hidden_size = 16;
+    c.num_layers = 12;
+    c.num_heads = 2;
+    c.intermediate_size = 64;
+    c.max_position = 16;
+    CHECK(names != NULL);
+    CHECK_EQ_INT(
+        model_create(&m, &c, ops_cpu(1, OPS_F32), 2, 8, 0, err, sizeof(err)),
+        0);
+    CHECK_EQ_INT(model_init_params(m, 3), 0);
+    fake_steps(m, &o);
+    pt = model_table(m);
+    for (size_t i = 0; i < pt->n; i++)
+        largest = pt->t[i].numel > largest ? pt->t[i].numel : largest;
+    largest *= sizeof(float);
+    CHECK(pt->total * sizeof(float) > 20 * largest);
+
+    CHECK_EQ_INT(ckpt_save(path_of(dir, "ck"), m, &o, &s, NULL, NULL, 0, err,
+                           sizeof(err)),
+                 0);
+    CHECK(tr_stage_peak() > 0 && tr_stage_peak() <= 2 * largest);
+
+    t[0] = all_at_once(pt, model_ops(m), model_params(m), "", names, host);
+    t[1] = all_at_once(pt, model_ops(m), o.m, "exp_avg.", names + 400 * 128,
+                       host + 2);
+    t[2] = all_at_once(pt, model_ops(m), o.v, "exp_avg_sq.",
+                       names + 2 * 400 * 128, host + 4);
+    CHECK(pt->n <= 400);
+    CHECK_EQ_INT(st_write(path_of(dir, "model.ref"), t[0], pt->n, meta, NULL),
+                 0);
+    both = calloc(2 * pt->n, sizeof(*both));
+    CHECK(both != NULL);
+    memcpy(both, t[1], pt->n * sizeof(*both));
+    memcpy(both + pt->n, t[2], pt->n * sizeof(*both));
+    CHECK_EQ_INT(
+        st_write(path_of(dir, "optim.ref"), both, 2 * pt->n, meta, NULL), 0);
+    a = read_file(path_of(dir, "model.ref"), &len_a);
+    b = read_file(path_of(dir, "ck/model.safetensors"), &len_b);
+    CHECK(a != NULL && b != NULL && len_a == len_b && len_a > 0 &&
+          memcmp(a, b, len_a) == 0);
+    free(a);
+    free(b);
+    a = read_file(path_of(dir, "optim.ref"), &len_a);
+    b = read_file(path_of(dir, "ck/optimizer.safetensors"), &len_b);
+    CHECK(a != NULL && b != NULL && len_a == len_b && len_a > 0 &&
+          memcmp(a, b, len_a) == 0);
+    free(a);
+    free(b);
+
+    /* Loading: the transposed tensors go through one buffer. */
+    CHECK_EQ_INT(
+        model_create(&m2, &c, ops_cpu(1, OPS_F32), 2, 8, 0, err, sizeof(err)),
+        0);
+    CHECK_EQ_INT(optim_create(&o2, model_ops(m2), model_table(m2)), 0);
+    CHECK_EQ_INT(ckpt_load(path_of(dir, "ck"), m2, &o2, &s2, err, sizeof(err)),
+                 0);
+    CHECK(tr_stage_peak() > 0 && tr_stage_peak() <= largest);
+    CHECK(same_buffers(model_ops(m), model_params(m), model_params(m2),
+                       pt->total));
+    CHECK(same_buffers(model_ops(m), o.m, o2.m, pt->total));
+    CHECK(same_buffers(model_ops(m), o.v, o2.v, pt->total));
+    CHECK_EQ_INT(o2.t, o.t);
+
+    for (int k = 0; k < 3; k++)
+        free(t[k]);
+    for (int k = 0; k < 6; k++)
+        free(host[k]);
+    free(both);
+    free(names);
+    optim_release(&o);
+    optim_release(&o2);
+    model_free(m);
+    model_free(m2);
+}
+
 /* Sharding's pieces: three optimizers owning ranges that cut tensors
  * (sizes 1/3 each, an empty one too) step the same bits as one owning the
  * whole table, given the summed norm; and a ranged optimizer is refused
@@ -701,16 +842,18 @@ test_optim_ranges(void)
                                 model_compute_params(a), model_grads(a), 1e-3,
                                 &ap, &norm),
                      0);
-        /* (The CPU backend's memory is the host's: ss is a backend
-         * buffer too.) */
+        /* (A ranged optimizer takes its range's buffers.  The CPU
+         * backend's memory is the host's: ss is a backend buffer too.) */
         for (int k = 0; k < 4; k++)
-            optim_grad_sumsq(&part[k], model_grads(b), &ss);
+            optim_grad_sumsq(&part[k], model_grads(b) + off[k], &ss);
         CHECK(fabs(sqrt(ss) - norm) <= 1e-12 * norm);
         for (int k = 0; k < 4; k++) {
             ops->upload(&part[k].st->sumsq, &ss, sizeof(ss));
             optim_prepare(&part[k], &ap, NULL);
-            optim_apply(&part[k], model_params(b), model_compute_params(b),
-                        model_grads(b), 1e-3, &ap);
+            optim_apply(&part[k], model_params(b) + off[k],
+                        (char *)model_compute_params(b) +
+                            off[k] * ops_dtype_size(ops->dtype),
+                        model_grads(b) + off[k], 1e-3, &ap);
         }
     }
     CHECK(same_buffers(ops, model_params(a), model_params(b), n));
@@ -738,4 +881,4 @@ TESTS(test_train_ckpt, TEST(test_ckpt_roundtrip_ernie),
       TEST(test_ckpt_exists), TEST(test_ckpt_truncated_files),
       TEST(test_ckpt_tensor_mismatch), TEST(test_ckpt_config_mismatch),
       TEST(test_ckpt_corrupt_state), TEST(test_ckpt_failed_save),
-      TEST(test_optim_ranges))
+      TEST(test_optim_ranges), TEST(test_ckpt_streams))

@@ -388,6 +388,56 @@ test_st_write_errors(void)
 #undef CHECK_WRITE_FAILS
 }
 
+/* st_writer: the data one tensor at a time give st_write()'s bytes; a
+ * tensor of the wrong size, one too many, or a close before the last is
+ * refused, and an abandoned or refused file leaves nothing behind. */
+static void
+test_st_writer(void)
+{
+    const char *dir = test_dir("st_writer");
+    static const char *const meta[] = { "format", "pt", NULL };
+    float x[4] = { 1, -2, 3.5f, -0.0f }, y[3] = { 7, 8, 9 };
+    struct st_tensor t[2] = { { "x", ST_F32, 2, { 2, 2 }, x, sizeof(x) },
+                              { "y", ST_F32, 1, { 3 }, y, sizeof(y) } };
+    struct st_tensor bare[2];
+    struct st_writer *w;
+    struct st_err e;
+    unsigned char *a, *b;
+    size_t la, lb;
+    int n_tmp;
+
+    memcpy(bare, t, sizeof(t));
+    bare[0].data = bare[1].data = NULL; /* the header needs no data */
+    CHECK_EQ_INT(st_write(path_of(dir, "all"), t, 2, meta, &e), 0);
+    CHECK_EQ_INT(st_writer_open(&w, path_of(dir, "one"), bare, 2, meta, &e), 0);
+    CHECK_EQ_INT(count_files(dir, &n_tmp), 2); /* its temporary */
+    CHECK_EQ_INT(n_tmp, 1);
+    CHECK_EQ_INT(st_writer_put(w, x, sizeof(x), &e), 0);
+    CHECK_EQ_INT(st_writer_put(w, y, sizeof(y), &e), 0);
+    CHECK_EQ_INT(st_writer_close(w, &e), 0);
+    a = read_file(path_of(dir, "all"), &la);
+    b = read_file(path_of(dir, "one"), &lb);
+    CHECK(a != NULL && b != NULL && la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+
+    CHECK_EQ_INT(st_writer_open(&w, path_of(dir, "bad"), bare, 2, NULL, &e), 0);
+    CHECK_EQ_INT(st_writer_put(w, x, sizeof(x) - 4, &e), -1);
+    CHECK_MSG(e, "tensor 0 of 2 given 12 bytes (its header says 16)");
+    st_writer_abort(w);
+    CHECK_EQ_INT(st_writer_open(&w, path_of(dir, "bad"), bare, 2, NULL, &e), 0);
+    CHECK_EQ_INT(st_writer_put(w, x, sizeof(x), &e), 0);
+    CHECK_EQ_INT(st_writer_close(w, &e), -1);
+    CHECK_MSG(e, "1 of its 2 tensors written");
+    CHECK_EQ_INT(st_writer_open(&w, path_of(dir, "bad"), bare, 1, NULL, &e), 0);
+    CHECK_EQ_INT(st_writer_put(w, x, sizeof(x), &e), 0);
+    CHECK_EQ_INT(st_writer_put(w, y, sizeof(y), &e), -1);
+    CHECK_MSG(e, "tensor 1 of 1");
+    st_writer_abort(w);
+    CHECK_EQ_INT(count_files(dir, &n_tmp), 2); /* all, one */
+    CHECK_EQ_INT(n_tmp, 0);
+}
+
 static void
 test_st_open_errors(void)
 {
@@ -1173,9 +1223,9 @@ test_config_roundtrip(void)
 
 TESTS(test_train_io, TEST(test_st_dtypes), TEST(test_st_exact_bytes),
       TEST(test_st_roundtrip), TEST(test_st_foreign_files),
-      TEST(test_st_write_errors), TEST(test_st_open_errors),
-      TEST(test_st_corrupt_headers), TEST(test_st_truncated_every_byte),
-      TEST(test_st_every_byte_changed), TEST(test_config_defaults),
-      TEST(test_config_ernie_paddle), TEST(test_config_gpt_keys),
-      TEST(test_config_errors), TEST(test_config_check),
-      TEST(test_config_roundtrip))
+      TEST(test_st_write_errors), TEST(test_st_writer),
+      TEST(test_st_open_errors), TEST(test_st_corrupt_headers),
+      TEST(test_st_truncated_every_byte), TEST(test_st_every_byte_changed),
+      TEST(test_config_defaults), TEST(test_config_ernie_paddle),
+      TEST(test_config_gpt_keys), TEST(test_config_errors),
+      TEST(test_config_check), TEST(test_config_roundtrip))

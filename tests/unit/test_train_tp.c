@@ -7,7 +7,8 @@
  * that the ranks' parts cover every element of the whole once, that
  * cutting and joining are inverse, and that each rank's initialisation
  * is its part of the whole model's (so a layout never changes the
- * starting point).  The collectives themselves run in
+ * starting point); and the model's parts, which sharding stages 2 and 3
+ * bind to buffers of their own.  The collectives themselves run in
  * tests/train/parallel.
  */
 #include <stdint.h>
@@ -88,21 +89,29 @@ test_tp_shapes_and_places(void)
     params_release(&pt);
 }
 
+/* A tiny model's config: 2 layers of 4 heads, an odd vocabulary (the
+ * second rank's shard ends in a pad). */
+static void
+tiny_config(struct model_config *c, enum model_type type)
+{
+    config_defaults(c, type);
+    c->vocab_size = 41;
+    c->hidden_size = 8;
+    c->num_layers = 2;
+    c->num_heads = 4;
+    c->intermediate_size = 16;
+    c->max_position = 16;
+}
+
 static struct model *
 tiny(enum model_type type, int size, int rank)
 {
     struct model_config c;
-    struct model_par par = { { size, rank, no_reduce, NULL }, 1, 0, 1 };
+    struct model_par par = { { size, rank, no_reduce, NULL }, 1, 0, 1, 0, 0 };
     struct model *m = NULL;
     char err[256];
 
-    config_defaults(&c, type);
-    c.vocab_size = 41; /* odd: the second rank's shard ends in a pad */
-    c.hidden_size = 8;
-    c.num_layers = 2;
-    c.num_heads = 4;
-    c.intermediate_size = 16;
-    c.max_position = 16;
+    tiny_config(&c, type);
     if (model_create_par(&m, &c, ops_cpu(1, OPS_F32), 2, 4, 2, RECOMPUTE_NONE,
                          &par, err, sizeof(err)) < 0 ||
         model_init_params(m, 5) < 0) {
@@ -176,22 +185,107 @@ test_tp_gpt_parts(void)
     check_parts(MODEL_GPT, 4);
 }
 
+/* Sharding stages 2 and 3's parts: a model made without the flat buffers
+ * (model_par's shard_params, shard_grads), each part bound to a buffer of
+ * the compute copy (bfloat16: 2 bytes an element) and one of fp32
+ * gradients, computes the flat model's losses and gradients bit for bit;
+ * the parts tile the flat layout on OPS_ALIGN bounds. */
+static void
+check_bound_parts(enum model_type type)
+{
+    const struct ops *ops = ops_cpu(1, OPS_BF16);
+    struct model_config c;
+    struct model_par pa = { { 1, 0, NULL, NULL }, 1, 0, 1, 0, 0 };
+    struct model_par pb = { { 1, 0, NULL, NULL }, 1, 0, 1, 1, 1 };
+    struct forward_opts fo = { 1, 9, 1.0f, NULL };
+    struct model *a = NULL, *b = NULL;
+    int32_t ids[8], tt[8] = { 0 }, mask[8], mpos[2] = { 1, 6 },
+                    mlab[2] = { 7, 30 }, sop[2] = { 0, 1 }, lab[8];
+    struct batch bt = { 2, 4, ids, tt, mask, 2, mpos, mlab, sop, lab };
+    void *pbuf[8];
+    float *gbuf[8];
+    double *sums[2], hs[2][2];
+    size_t total, prev = 0, lo, hi;
+    char err[256] = "";
+
+    tiny_config(&c, type);
+    for (int i = 0; i < 8; i++)
+        ids[i] = (i * 7 + 3) % 41, lab[i] = (i * 5 + 1) % 41, mask[i] = 1;
+    CHECK_EQ_INT(model_create_par(&a, &c, ops, 2, 4, 2, RECOMPUTE_NONE, &pa,
+                                  err, sizeof(err)),
+                 0);
+    CHECK_EQ_INT(model_create_par(&b, &c, ops, 2, 4, 2, RECOMPUTE_NONE, &pb,
+                                  err, sizeof(err)),
+                 0);
+    CHECK_EQ_INT(model_init_params(a, 5), 0);
+    total = model_table(a)->total;
+    CHECK(model_params(b) == NULL && model_compute_params(b) == NULL &&
+          model_grads(b) == NULL);
+    CHECK(model_param_bytes(b) == 0 && model_compute_param_bytes(b) == 0 &&
+          model_grad_bytes(b) == 0);
+    CHECK_EQ_INT(model_compute_param_bytes(a), total * 2);
+    /* The parts in the flat layout's order: the embeddings, the layers,
+     * the heads. */
+    for (int k = 0; k < 4; k++) {
+        int part = k == 0 ? PARAM_PRE : k == 3 ? PARAM_POST : k - 1;
+
+        model_part_range(b, part, &lo, &hi);
+        CHECK(lo == prev && hi > lo && lo % OPS_ALIGN == 0 &&
+              hi % OPS_ALIGN == 0);
+        prev = hi;
+        pbuf[k] = ops->alloc((hi - lo) * 2, "test");
+        gbuf[k] = ops->alloc((hi - lo) * sizeof(float), "test");
+        ops->copy(pbuf[k], (char *)model_compute_params(a) + lo * 2,
+                  (hi - lo) * 2);
+        model_bind_params(b, part, pbuf[k]);
+        model_bind_grads(b, part, gbuf[k]);
+        CHECK(model_param_at(b, lo) == pbuf[k]);
+        CHECK(model_param_at(b, hi - 1) == (char *)pbuf[k] + (hi - lo - 1) * 2);
+        CHECK(model_grad_at(b, hi - 1) == gbuf[k] + (hi - lo - 1));
+    }
+    CHECK_EQ_INT(prev, total);
+    sums[0] = ops->alloc(2 * sizeof(double), "test");
+    sums[1] = ops->alloc(2 * sizeof(double), "test");
+    CHECK_EQ_INT(model_forward(a, &bt, &fo, sums[0], err, sizeof(err)), 0);
+    model_backward(a);
+    CHECK_EQ_INT(model_forward(b, &bt, &fo, sums[1], err, sizeof(err)), 0);
+    model_backward(b);
+    CHECK_EQ_INT(ops->download(hs[0], sums[0], sizeof(hs[0])), 0);
+    CHECK_EQ_INT(ops->download(hs[1], sums[1], sizeof(hs[1])), 0);
+    CHECK(hs[0][0] > 0);
+    CHECK_EQ_MEM(hs[0], hs[1], sizeof(hs[0]));
+    for (int k = 0; k < 4; k++) {
+        int part = k == 0 ? PARAM_PRE : k == 3 ? PARAM_POST : k - 1;
+
+        model_part_range(b, part, &lo, &hi);
+        CHECK_EQ_MEM(gbuf[k], model_grads(a) + lo, (hi - lo) * sizeof(float));
+        ops->release(pbuf[k]);
+        ops->release(gbuf[k]);
+    }
+    ops->release(sums[0]);
+    ops->release(sums[1]);
+    model_free(a);
+    model_free(b);
+}
+
+static void
+test_parts_bind_compute_copy(void)
+{
+    check_bound_parts(MODEL_GPT);
+    check_bound_parts(MODEL_ERNIE);
+}
+
 /* A degree that does not divide the heads is refused. */
 static void
 test_tp_refuses(void)
 {
     struct model_config c;
-    struct model_par par = { { 3, 0, no_reduce, NULL }, 1, 0, 1 };
+    struct model_par par = { { 3, 0, no_reduce, NULL }, 1, 0, 1, 0, 0 };
     struct model *m = NULL;
     char err[256] = "";
 
-    config_defaults(&c, MODEL_GPT);
-    c.vocab_size = 41;
-    c.hidden_size = 8;
+    tiny_config(&c, MODEL_GPT);
     c.num_layers = 1;
-    c.num_heads = 4;
-    c.intermediate_size = 16;
-    c.max_position = 16;
     CHECK(model_create_par(&m, &c, ops_cpu(1, OPS_F32), 2, 4, 0, RECOMPUTE_NONE,
                            &par, err, sizeof(err)) < 0);
     CHECK(m == NULL);
@@ -199,4 +293,5 @@ test_tp_refuses(void)
 }
 
 TESTS(test_train_tp, TEST(test_tp_shapes_and_places), TEST(test_tp_ernie_parts),
-      TEST(test_tp_gpt_parts), TEST(test_tp_refuses))
+      TEST(test_tp_gpt_parts), TEST(test_tp_refuses),
+      TEST(test_parts_bind_compute_copy))

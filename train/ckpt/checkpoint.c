@@ -202,113 +202,57 @@ remove_tree(const char *path)
 
 /* ------------------------------------------------------------ saving */
 
+static const char *const file_meta[] = { "format", "pt", NULL };
+
+/* model.safetensors: the weights, every tensor whole, one at a time. */
 static int
-save_model(const char *tmp, struct model *m, char *err, size_t errlen)
+save_model(const char *tmp, const struct ckpt_tensors *src, int write,
+           char *err, size_t errlen)
 {
-    static const char *const meta[] = { "format", "pt", NULL };
+    static const char *const prefix[] = { "" };
+    static const int bufs[] = { CKPT_WEIGHTS };
     char path[PATH_MAX];
     struct st_err se;
 
-    if (join(path, tmp, MODEL_FILE) < 0)
+    if (write && join(path, tmp, MODEL_FILE) < 0)
         return tr_fail(err, errlen, "'%s': path too long", tmp);
-    if (weights_save_buffer(model_table(m), model_ops(m), model_params(m), "",
-                            path, NULL, 0, meta, &se) < 0)
+    if (weights_save(path, src->table, prefix, bufs, 1, src->get, src->ctx,
+                     NULL, 0, file_meta, write, &se) < 0)
         return tr_fail(err, errlen, "%s", se.msg);
     return 0;
 }
 
 static int
-save_config(const char *tmp, const struct model *m, char *err, size_t errlen)
+save_config(const char *tmp, const struct model_config *cfg, char *err,
+            size_t errlen)
 {
     char path[PATH_MAX];
     struct config_err ce;
 
     if (join(path, tmp, CONFIG_FILE) < 0)
         return tr_fail(err, errlen, "'%s': path too long", tmp);
-    if (config_write_json(model_cfg(m), path, &ce) < 0)
+    if (config_write_json(cfg, path, &ce) < 0)
         return tr_fail(err, errlen, "%s", ce.msg);
     return sync_path(path, err, errlen);
 }
 
-/* exp_avg goes through weights_save_buffer's own path; exp_avg_sq rides
- * along as extra host tensors in the same layouts (Conv1D transposed). */
+/* optimizer.safetensors: AdamW's moments, "exp_avg." then "exp_avg_sq."
+ * + the weights' names, laid out as the weights (Conv1D transposed). */
 static int
-save_optimizer(const char *tmp, const struct optimizer *o, char *err,
-               size_t errlen)
+save_optimizer(const char *tmp, const struct ckpt_tensors *src, int write,
+               char *err, size_t errlen)
 {
-    static const char *const meta[] = { "format", "pt", NULL };
-    static const char prefix[] = "exp_avg_sq.";
-    const struct param_table *pt = o->table;
-    size_t stride = sizeof(prefix) + PARAM_NAME_MAX;
-    float *host = (float *)malloc(pt->total * sizeof(float) + 1);
-    float *trans = (float *)malloc(pt->total * sizeof(float) + 1);
-    struct st_tensor *extra =
-        (struct st_tensor *)calloc(pt->n + 1, sizeof(*extra));
-    char *names = (char *)malloc(pt->n * stride + 1);
+    static const char *const prefix[] = { "exp_avg.", "exp_avg_sq." };
+    static const int bufs[] = { CKPT_EXP_AVG, CKPT_EXP_AVG_SQ };
     char path[PATH_MAX];
-
-    if (o->lo != 0 || o->hi != pt->total) {
-        free(host);
-        free(trans);
-        free(extra);
-        free(names);
-        return tr_fail(err, errlen,
-                       "the optimizer holds a range of the model (sharding): "
-                       "gather it first");
-    }
     struct st_err se;
-    int rc = -1;
 
-    if (join(path, tmp, OPTIM_FILE) < 0) {
-        tr_fail(err, errlen, "'%s': path too long", tmp);
-        goto out;
-    }
-    if (host == NULL || trans == NULL || extra == NULL || names == NULL) {
-        tr_fail(err, errlen, "cannot write '%s': out of memory", path);
-        goto out;
-    }
-    if (o->ops->download(host, o->v, pt->total * sizeof(float)) < 0) {
-        tr_fail(err, errlen, "cannot write '%s': %s", path, o->ops->error());
-        goto out;
-    }
-    for (size_t i = 0; i < pt->n; i++) {
-        const struct param_tensor *p = &pt->t[i];
-        struct st_tensor *t = &extra[i];
-        const float *src = host + p->offset;
-
-        snprintf(names + i * stride, stride, "%s%s", prefix, p->name);
-        t->name = names + i * stride;
-        t->dtype = ST_F32;
-        t->ndim = p->ndim;
-        t->shape[0] = params_rows_saved(p); /* no vocabulary pad rows */
-        t->shape[1] = p->shape[1];
-        t->data = src;
-        t->nbytes = (size_t)t->shape[0] *
-                    (size_t)(p->ndim == 2 ? p->shape[1] : 1) * sizeof(float);
-        if (p->hf_transposed) {
-            float *dst = trans + p->offset;
-            int64_t rows = p->shape[0], cols = p->shape[1];
-
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t c = 0; c < cols; c++)
-                    dst[c * rows + r] = src[r * cols + c];
-            t->shape[0] = cols;
-            t->shape[1] = rows;
-            t->data = dst;
-        }
-    }
-    if (weights_save_buffer(pt, o->ops, o->m, "exp_avg.", path, extra, pt->n,
-                            meta, &se) < 0) {
-        tr_fail(err, errlen, "%s", se.msg);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(host);
-    free(trans);
-    free(extra);
-    free(names);
-    return rc;
+    if (write && join(path, tmp, OPTIM_FILE) < 0)
+        return tr_fail(err, errlen, "'%s': path too long", tmp);
+    if (weights_save(path, src->table, prefix, bufs, 2, src->get, src->ctx,
+                     NULL, 0, file_meta, write, &se) < 0)
+        return tr_fail(err, errlen, "%s", se.msg);
+    return 0;
 }
 
 /* Parse s strictly as one JSON value; NULL with why set on failure. */
@@ -348,9 +292,9 @@ parse_json(const char *s, size_t len, char *why, size_t whylen)
 }
 
 static int
-save_state(const char *tmp, const struct model *m, const struct optimizer *o,
-           const struct train_state *s, const char *args_json, char *err,
-           size_t errlen)
+save_state(const char *tmp, const struct model_config *cfg,
+           int64_t optimizer_step, const struct train_state *s,
+           const char *args_json, char *err, size_t errlen)
 {
     struct json_object *j = json_object_new_object(), *args = NULL;
     char path[PATH_MAX], lr[32], why[160];
@@ -361,7 +305,7 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
         tr_fail(err, errlen, "'%s': path too long", tmp);
         goto out;
     }
-    if (s->global_step < 0 || o->t < 0 || s->global_batch_size < 0 ||
+    if (s->global_step < 0 || optimizer_step < 0 || s->global_batch_size < 0 ||
         s->micro_batch_size < 0 || !isfinite(s->learning_rate) ||
         s->learning_rate < 0 || s->skipped_steps < 0 ||
         !isfinite(s->loss_scale) || s->loss_scale < 0 ||
@@ -392,14 +336,13 @@ save_state(const char *tmp, const struct model *m, const struct optimizer *o,
                                json_object_new_int(CKPT_STATE_VERSION)) ||
         json_object_object_add(
             j, "model_type",
-            json_object_new_string(
-                model_cfg(m)->type == MODEL_GPT ? "gpt" : "ernie")) ||
+            json_object_new_string(cfg->type == MODEL_GPT ? "gpt" : "ernie")) ||
         json_object_object_add(j, "global_step",
                                json_object_new_int64(s->global_step)) ||
         json_object_object_add(j, "consumed_samples",
                                json_object_new_uint64(s->consumed_samples)) ||
         json_object_object_add(j, "optimizer_step",
-                               json_object_new_int64(o->t)) ||
+                               json_object_new_int64(optimizer_step)) ||
         json_object_object_add(j, "global_batch_size",
                                json_object_new_int64(s->global_batch_size)) ||
         json_object_object_add(j, "micro_batch_size",
@@ -513,6 +456,48 @@ install(const char *dir, const char *tmp, const char *bak, int have_old,
     return 0;
 }
 
+/* A whole model's flat buffers (and a whole-table optimizer's moments) as
+ * a checkpoint's tensors. */
+struct local {
+    struct model *m;
+    const struct optimizer *o;
+};
+
+static float *
+local_buffer(const struct local *l, int b)
+{
+    return b == CKPT_WEIGHTS   ? model_params(l->m)
+           : b == CKPT_EXP_AVG ? l->o->m
+                               : l->o->v;
+}
+
+static int
+local_get(void *ctx, int b, const struct param_tensor *t, float *host,
+          struct st_err *err)
+{
+    const struct local *l = ctx;
+    const struct ops *op = model_ops(l->m);
+
+    if (host != NULL && op->download(host, local_buffer(l, b) + t->offset,
+                                     t->numel * sizeof(float)) < 0) {
+        snprintf(err->msg, sizeof(err->msg), "%s", op->error());
+        return -1;
+    }
+    return 0;
+}
+
+static int
+local_put(void *ctx, int b, const struct param_tensor *t, const float *host,
+          struct st_err *err)
+{
+    const struct local *l = ctx;
+
+    (void)err;
+    model_ops(l->m)->upload(local_buffer(l, b) + t->offset, host,
+                            t->numel * sizeof(float));
+    return 0;
+}
+
 int
 ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
           const struct train_state *s, const char *args_json,
@@ -530,12 +515,36 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                 const struct ckpt_file *files, size_t n_files, int keep_backup,
                 char *err, size_t errlen)
 {
+    struct local l = { m, o };
+    struct ckpt_tensors src = { model_table(m), local_get, local_put, &l };
+
+    if (o->lo != 0 || o->hi != model_table(m)->total)
+        return tr_fail(err, errlen,
+                       "the optimizer holds a range of the model (sharding): "
+                       "gather it first");
+    return ckpt_save_tensors(dir, model_cfg(m), &src, o->t, s, args_json, files,
+                             n_files, keep_backup, 1, err, errlen);
+}
+
+int
+ckpt_save_tensors(const char *dir, const struct model_config *cfg,
+                  const struct ckpt_tensors *src, int64_t optimizer_step,
+                  const struct train_state *s, const char *args_json,
+                  const struct ckpt_file *files, size_t n_files,
+                  int keep_backup, int write, char *err, size_t errlen)
+{
     /* d leaves room for the suffixes of tmp and bak */
     char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
     size_t len = strlen(dir);
     struct stat st;
     int have_old = 0, made = 0, rc = -1;
 
+    tr_stage_reset();
+    if (!write) /* only the writer's gathers */
+        return save_model(NULL, src, 0, err, errlen) < 0 ||
+                       save_optimizer(NULL, src, 0, err, errlen) < 0
+                   ? -1
+                   : 0;
     while (len > 1 && dir[len - 1] == '/')
         len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
     if (len == 0 || len >= sizeof(d))
@@ -562,10 +571,10 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                        strerror(errno));
     made = 1;
     interrupt_protect(tmp); /* a SIGINT from here removes it */
-    if (save_model(tmp, m, err, errlen) < 0 ||
-        save_config(tmp, m, err, errlen) < 0 ||
-        save_optimizer(tmp, o, err, errlen) < 0 ||
-        save_state(tmp, m, o, s, args_json, err, errlen) < 0)
+    if (save_model(tmp, src, 1, err, errlen) < 0 ||
+        save_config(tmp, cfg, err, errlen) < 0 ||
+        save_optimizer(tmp, src, 1, err, errlen) < 0 ||
+        save_state(tmp, cfg, optimizer_step, s, args_json, err, errlen) < 0)
         goto out;
     for (size_t i = 0; i < n_files; i++) {
         if (join(path, tmp, files[i].name) < 0) {
@@ -667,12 +676,12 @@ get_count(const char *path, struct json_object *j, const char *key,
 }
 
 static int
-read_state(const char *dir, const struct model *m, struct train_state *s,
+read_state(const char *dir, enum model_type type, struct train_state *s,
            char *err, size_t errlen)
 {
     struct json_object *j, *v = NULL;
     char path[PATH_MAX], why[160];
-    const char *want = model_cfg(m)->type == MODEL_GPT ? "gpt" : "ernie";
+    const char *want = type == MODEL_GPT ? "gpt" : "ernie";
     uint64_t gs, os, gbs, mbs;
     size_t len;
     char *text;
@@ -800,9 +809,9 @@ out:
  * no Hugging Face key, so config.json does not say; the SOP head's
  * tensors in model.safetensors do.) */
 static int
-check_config(const char *dir, const struct model *m, char *err, size_t errlen)
+check_config(const char *dir, const struct model_config *k, char *err,
+             size_t errlen)
 {
-    const struct model_config *k = model_cfg(m);
     struct model_config c;
     struct config_err ce;
     char path[PATH_MAX];
@@ -853,12 +862,13 @@ check_config(const char *dir, const struct model *m, char *err, size_t errlen)
     return 0;
 }
 
-/* Load the tensors prefix + name of the file dir/file into buf: exactly
- * the table's tensors (besides those of other prefixes). */
+/* Hand dst the tensors prefix + name of the file dir/file, buffer bufs[i]
+ * for prefixes[i]: exactly the table's tensors (besides those of other
+ * prefixes). */
 static int
-load_tensors(const char *dir, const char *file, const struct param_table *pt,
-             const struct ops *ops, float *const *bufs,
-             const char *const *prefixes, int n_bufs, char *err, size_t errlen)
+load_tensors(const char *dir, const char *file, const struct ckpt_tensors *dst,
+             const int *bufs, const char *const *prefixes, int n_bufs,
+             char *err, size_t errlen)
 {
     char path[PATH_MAX];
     struct st_file *f = NULL;
@@ -871,8 +881,8 @@ load_tensors(const char *dir, const char *file, const struct param_table *pt,
     if (st_open(&f, path, &se) < 0)
         return tr_fail(err, errlen, "%s", se.msg);
     for (int i = 0; i < n_bufs; i++) {
-        if (weights_load_buffer(pt, ops, bufs[i], prefixes[i], f, &unused,
-                                &se) < 0) {
+        if (weights_load(f, dst->table, prefixes[i], bufs[i], dst->put,
+                         dst->ctx, &unused, &se) < 0) {
             tr_fail(err, errlen, "'%s': %s", path, se.msg);
             goto out;
         }
@@ -891,37 +901,44 @@ out:
 }
 
 int
+ckpt_load_tensors(const char *dir, const struct model_config *cfg,
+                  const struct ckpt_tensors *dst, int optimizer,
+                  struct train_state *s, char *err, size_t errlen)
+{
+    static const char *const model_prefix[] = { "" };
+    static const int model_bufs[] = { CKPT_WEIGHTS };
+    static const char *const optim_prefix[] = { "exp_avg.", "exp_avg_sq." };
+    static const int optim_bufs[] = { CKPT_EXP_AVG, CKPT_EXP_AVG_SQ };
+    struct train_state st;
+
+    tr_stage_reset();
+    if (read_state(dir, cfg->type, &st, err, errlen) < 0 ||
+        check_config(dir, cfg, err, errlen) < 0 ||
+        load_tensors(dir, MODEL_FILE, dst, model_bufs, model_prefix, 1, err,
+                     errlen) < 0 ||
+        (optimizer && load_tensors(dir, OPTIM_FILE, dst, optim_bufs,
+                                   optim_prefix, 2, err, errlen) < 0))
+        return -1;
+    *s = st;
+    return 0;
+}
+
+int
 ckpt_load(const char *dir, struct model *m, struct optimizer *o,
           struct train_state *s, char *err, size_t errlen)
 {
-    static const char *const model_prefix[] = { "" };
-    static const char *const optim_prefix[] = { "exp_avg.", "exp_avg_sq." };
-    struct train_state st;
+    struct local l = { m, o };
+    struct ckpt_tensors dst = { model_table(m), local_get, local_put, &l };
 
-    if (read_state(dir, m, &st, err, errlen) < 0 ||
-        check_config(dir, m, err, errlen) < 0)
+    if (o != NULL && (o->lo != 0 || o->hi != o->table->total))
+        return tr_fail(err, errlen,
+                       "the optimizer holds a range of the model (sharding):"
+                       " load into a whole-table one");
+    if (ckpt_load_tensors(dir, model_cfg(m), &dst, o != NULL, s, err, errlen) <
+        0)
         return -1;
-    {
-        float *bufs[] = { model_params(m) };
-
-        if (load_tensors(dir, MODEL_FILE, model_table(m), model_ops(m), bufs,
-                         model_prefix, 1, err, errlen) < 0)
-            return -1;
-    }
-    if (o != NULL) {
-        float *bufs[] = { o->m, o->v };
-
-        if (o->lo != 0 || o->hi != o->table->total)
-            return tr_fail(
-                err, errlen,
-                "the optimizer holds a range of the model (sharding):"
-                " load into a whole-table one");
-        if (load_tensors(dir, OPTIM_FILE, o->table, o->ops, bufs, optim_prefix,
-                         2, err, errlen) < 0)
-            return -1;
-        o->t = st.optimizer_step;
-    }
-    *s = st;
+    if (o != NULL)
+        o->t = s->optimizer_step;
     return 0;
 }
 

@@ -28,6 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/config.h"
+#include "weights.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -91,6 +94,45 @@ int ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                     const struct train_state *s, const char *args_json,
                     const struct ckpt_file *files, size_t n_files,
                     int keep_backup, char *err, size_t errlen);
+
+/* The buffers a checkpoint's tensors come from (the b of weights.h's
+ * callbacks): the weights, AdamW's first and second moments. */
+enum ckpt_buffer { CKPT_WEIGHTS, CKPT_EXP_AVG, CKPT_EXP_AVG_SQ };
+
+/* A checkpoint's tensors, whole and one at a time (weights.h): table is
+ * the whole model's (model_table_build() with tp_size 1: global
+ * coordinates, whatever the layout that trains it); get() and put() move
+ * buffer b's tensor t between host memory and the ranks that hold its
+ * parts. */
+struct ckpt_tensors {
+    const struct param_table *table;
+    weights_get_fn get;
+    weights_put_fn put;
+    void *ctx;
+};
+
+/* ckpt_save_tensors: ckpt_save_files() of the tensors src gives, the
+ * model of config cfg, AdamW's step optimizer_step: model.safetensors and
+ * optimizer.safetensors are written one tensor at a time through a
+ * tensor-sized host buffer (src->get() fills it), so no rank ever holds
+ * the model in host memory.  write 0 (the ranks other than the writer):
+ * write nothing, only make the same src->get() calls in the same order
+ * (host NULL: the gathers the writer's calls take part in); returns 0, or
+ * -1 with get()'s error. */
+int ckpt_save_tensors(const char *dir, const struct model_config *cfg,
+                      const struct ckpt_tensors *src, int64_t optimizer_step,
+                      const struct train_state *s, const char *args_json,
+                      const struct ckpt_file *files, size_t n_files,
+                      int keep_backup, int write, char *err, size_t errlen);
+
+/* ckpt_load_tensors: ckpt_load() through dst: every tensor of
+ * model.safetensors (and with optimizer, of optimizer.safetensors) is
+ * handed to dst->put() whole, one at a time, from the mapped file (a
+ * transposed one through a tensor-sized host buffer); s->optimizer_step
+ * is AdamW's step for the caller to set. */
+int ckpt_load_tensors(const char *dir, const struct model_config *cfg,
+                      const struct ckpt_tensors *dst, int optimizer,
+                      struct train_state *s, char *err, size_t errlen);
 
 /* ckpt_load: load the checkpoint in dir into m (its weights must be
  * exactly m's tensors, shapes included) and, when o is not NULL, the

@@ -5,7 +5,9 @@
  * must see duplicate keys, offsets up to 2^64-1 and the byte of every
  * error, which a general JSON library hides), and checks the tensors
  * against each other as the Python library does.  The writer builds the
- * header in memory and writes header and data through a temporary file.
+ * header in memory and writes header and data through a temporary file,
+ * the data one tensor at a time (st_writer), so a caller never needs
+ * more than one tensor in memory.
  */
 #include <assert.h>
 #include <errno.h>
@@ -1260,9 +1262,10 @@ sb_json(struct sbuf *b, const char *s)
     sb_add(b, "\"", 1);
 }
 
+/* A tensor of a header; need_data: its data must be there too. */
 static int
 check_tensor(const char *path, const struct st_tensor *t, size_t i,
-             struct st_err *err)
+             bool need_data, struct st_err *err)
 {
     char sh[160];
     const char *why;
@@ -1298,7 +1301,7 @@ check_tensor(const char *path, const struct st_tensor *t, size_t i,
                     "%" PRIu64 " bytes, nbytes is %zu",
                     path, t->name, shape_str(sh, sizeof(sh), t->shape, t->ndim),
                     dtypes[t->dtype].name, nbytes, t->nbytes);
-    if (t->nbytes > 0 && t->data == NULL)
+    if (need_data && t->nbytes > 0 && t->data == NULL)
         return fail(err, "cannot write '%s': tensor '%.150s' has no data", path,
                     t->name);
     return 0;
@@ -1307,14 +1310,15 @@ check_tensor(const char *path, const struct st_tensor *t, size_t i,
 /* The header of st_write, padded with spaces to a multiple of 8, into b. */
 static int
 make_header(const char *path, const struct st_tensor *t, size_t n,
-            const char *const *meta_kv, struct sbuf *b, struct st_err *err)
+            const char *const *meta_kv, bool need_data, struct sbuf *b,
+            struct st_err *err)
 {
     size_t n_meta = 0;
     uint64_t off = 0;
     const char **names, *dup, *what = "tensor name";
 
     for (size_t i = 0; i < n; i++)
-        if (check_tensor(path, &t[i], i, err) < 0)
+        if (check_tensor(path, &t[i], i, need_data, err) < 0)
             return -1;
     /* { k0, v0, ..., NULL }: a NULL value ends the array too. */
     for (; meta_kv != NULL && meta_kv[2 * n_meta] != NULL; n_meta++) {
@@ -1394,68 +1398,153 @@ make_header(const char *path, const struct st_tensor *t, size_t n,
     return 0;
 }
 
+/* A file being written: its temporary, and the bytes of the tensors'
+ * data still to come, one tensor after the other. */
+struct st_writer {
+    char *path, *tmp;
+    int fd;
+    size_t *nbytes; /* of each tensor, in order */
+    size_t n, next;
+};
+
+void
+st_writer_abort(struct st_writer *w)
+{
+    if (w == NULL)
+        return;
+    if (w->fd >= 0) {
+        close(w->fd);
+        unlink(w->tmp);
+    }
+    free(w->path);
+    free(w->tmp);
+    free(w->nbytes);
+    free(w);
+}
+
+int
+st_writer_open(struct st_writer **out, const char *path,
+               const struct st_tensor *t, size_t n, const char *const *meta_kv,
+               struct st_err *err)
+{
+    struct sbuf hdr = { 0 };
+    unsigned char len8[8];
+    struct st_writer *w;
+    size_t tmp_len;
+
+    *out = NULL;
+    if (path == NULL || (n > 0 && t == NULL))
+        return fail(err, "st_writer_open: %s is NULL", path ? "t" : "path");
+    if (make_header(path, t, n, meta_kv, false, &hdr, err) < 0) {
+        free(hdr.p);
+        return -1;
+    }
+    w = (struct st_writer *)calloc(1, sizeof(*w));
+    tmp_len = strlen(path) + 32;
+    if (w == NULL || (w->path = strdup(path)) == NULL ||
+        (w->tmp = (char *)malloc(tmp_len)) == NULL ||
+        (w->nbytes = (size_t *)malloc((n ? n : 1) * sizeof(size_t))) == NULL) {
+        if (w != NULL)
+            w->fd = -1;
+        st_writer_abort(w);
+        free(hdr.p);
+        return fail(err, "cannot write '%s': out of memory", path);
+    }
+    w->n = n;
+    for (size_t i = 0; i < n; i++)
+        w->nbytes[i] = t[i].nbytes;
+    snprintf(w->tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (w->fd < 0) {
+        fail(err, "cannot create '%s': %s", w->tmp, strerror(errno));
+        st_writer_abort(w);
+        free(hdr.p);
+        return -1;
+    }
+    for (int i = 0; i < 8; i++)
+        len8[i] = (unsigned char)((uint64_t)hdr.len >> (8 * i));
+    if (tr_write_all(w->fd, len8, 8) < 0 ||
+        tr_write_all(w->fd, hdr.p, hdr.len) < 0) {
+        fail(err, "cannot write '%s': %s", w->tmp, strerror(errno));
+        st_writer_abort(w);
+        free(hdr.p);
+        return -1;
+    }
+    free(hdr.p);
+    *out = w;
+    return 0;
+}
+
+int
+st_writer_put(struct st_writer *w, const void *data, size_t nbytes,
+              struct st_err *err)
+{
+    if (w->next >= w->n || nbytes != w->nbytes[w->next])
+        return fail(err,
+                    "cannot write '%s': tensor %zu of %zu given %zu bytes "
+                    "(its header says %zu)",
+                    w->path, w->next, w->n, nbytes,
+                    w->next < w->n ? w->nbytes[w->next] : (size_t)0);
+    if (nbytes > 0 && data == NULL)
+        return fail(err, "cannot write '%s': tensor %zu has no data", w->path,
+                    w->next);
+    if (tr_write_all(w->fd, data, nbytes) < 0)
+        return fail(err, "cannot write '%s': %s", w->tmp, strerror(errno));
+    w->next++;
+    return 0;
+}
+
+int
+st_writer_close(struct st_writer *w, struct st_err *err)
+{
+    int rc = -1, fd;
+
+    if (w->next != w->n) {
+        fail(err, "cannot write '%s': %zu of its %zu tensors written", w->path,
+             w->next, w->n);
+        goto out;
+    }
+    if (fsync(w->fd) < 0) {
+        fail(err, "cannot sync '%s': %s", w->tmp, strerror(errno));
+        goto out;
+    }
+    fd = w->fd;
+    w->fd = -1;
+    if (close(fd) < 0) {
+        fail(err, "cannot write '%s': %s", w->tmp, strerror(errno));
+        unlink(w->tmp);
+        goto out;
+    }
+    if (rename(w->tmp, w->path) < 0) {
+        fail(err, "cannot rename '%s' to '%s': %s", w->tmp, w->path,
+             strerror(errno));
+        unlink(w->tmp);
+        goto out;
+    }
+    tr_sync_parent(w->path);
+    rc = 0;
+out:
+    st_writer_abort(w);
+    return rc;
+}
+
 int
 st_write(const char *path, const struct st_tensor *t, size_t n,
          const char *const *meta_kv, struct st_err *err)
 {
-    struct sbuf hdr = { 0 };
-    unsigned char len8[8];
-    char *tmp = NULL;
-    size_t tmp_len;
-    int fd = -1, rc = -1;
-    bool created = false;
+    struct st_writer *w;
 
     if (path == NULL || (n > 0 && t == NULL))
         return fail(err, "st_write: %s is NULL", path ? "t" : "path");
-    if (make_header(path, t, n, meta_kv, &hdr, err) < 0)
-        goto out;
-    for (int i = 0; i < 8; i++)
-        len8[i] = (unsigned char)((uint64_t)hdr.len >> (8 * i));
-
-    tmp_len = strlen(path) + 32;
-    tmp = (char *)malloc(tmp_len);
-    if (tmp == NULL) {
-        fail(err, "cannot write '%s': out of memory", path);
-        goto out;
-    }
-    snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        fail(err, "cannot create '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    created = true;
-    if (tr_write_all(fd, len8, 8) < 0 || tr_write_all(fd, hdr.p, hdr.len) < 0)
-        goto write_failed;
     for (size_t i = 0; i < n; i++)
-        if (tr_write_all(fd, t[i].data, t[i].nbytes) < 0)
-            goto write_failed;
-    if (fsync(fd) < 0) {
-        fail(err, "cannot sync '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    rc = close(fd);
-    fd = -1;
-    if (rc < 0) {
-        fail(err, "cannot write '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    rc = rename(tmp, path);
-    if (rc < 0) {
-        fail(err, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    tr_sync_parent(path);
-    goto out;
-
-write_failed:
-    fail(err, "cannot write '%s': %s", tmp, strerror(errno));
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0 && created)
-        unlink(tmp);
-    free(tmp);
-    free(hdr.p);
-    return rc;
+        if (check_tensor(path, &t[i], i, true, err) < 0)
+            return -1;
+    if (st_writer_open(&w, path, t, n, meta_kv, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (st_writer_put(w, t[i].data, t[i].nbytes, err) < 0) {
+            st_writer_abort(w);
+            return -1;
+        }
+    return st_writer_close(w, err);
 }

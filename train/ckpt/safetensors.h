@@ -98,6 +98,25 @@ size_t st_dtype_bits(enum st_dtype dtype);
 int st_write(const char *path, const struct st_tensor *t, size_t n,
              const char *const *meta_kv, struct st_err *err);
 
+/* st_writer_open: st_write() one tensor at a time: the header of t[0..n)
+ * (their data are not read, and may be NULL) and the metadata are
+ * written to "<path>.tmp.<pid>" now; st_writer_put() then writes each
+ * tensor's data in turn (nbytes must be the next tensor's), and
+ * st_writer_close() checks that all came, fsyncs and renames the file
+ * over path.  The same bytes as st_write() of the same tensors.
+ * st_writer_abort() removes the temporary file; st_writer_close() frees
+ * the writer whether it succeeds or not, as st_writer_abort() does.  Each
+ * returns 0, or -1 with err (NULL allowed; a failed put leaves the
+ * writer to abort). */
+struct st_writer;
+int st_writer_open(struct st_writer **out, const char *path,
+                   const struct st_tensor *t, size_t n,
+                   const char *const *meta_kv, struct st_err *err);
+int st_writer_put(struct st_writer *w, const void *data, size_t nbytes,
+                  struct st_err *err);
+int st_writer_close(struct st_writer *w, struct st_err *err);
+void st_writer_abort(struct st_writer *w);
+
 /* A safetensors file opened for reading: immutable, so safe for
  * concurrent readers. */
 struct st_file;

@@ -98,7 +98,10 @@ idle(struct comm_mpi *m)
 static MPI_Datatype
 mpi_type(enum comm_dtype t)
 {
-    return t == COMM_F32 ? MPI_FLOAT : t == COMM_F64 ? MPI_DOUBLE : MPI_INT64_T;
+    return t == COMM_F32   ? MPI_FLOAT
+           : t == COMM_F64 ? MPI_DOUBLE
+           : t == COMM_B16 ? MPI_UINT16_T
+                           : MPI_INT64_T;
 }
 
 /* The group's communicator, or NULL with an error (a group this rank is

@@ -52,6 +52,7 @@ nccl_type(enum comm_dtype t)
 {
     return t == COMM_F32   ? ncclFloat32
            : t == COMM_F64 ? ncclFloat64
+           : t == COMM_B16 ? ncclFloat16 /* (moved, never reduced) */
                            : ncclInt64;
 }
 

@@ -12,7 +12,7 @@
 size_t
 comm_dtype_size(enum comm_dtype t)
 {
-    return t == COMM_F32 ? 4 : 8;
+    return t == COMM_B16 ? 2 : t == COMM_F32 ? 4 : 8;
 }
 
 double

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +86,7 @@ cpu_error(void)
     return cpu_error_msg;
 }
 
-/* A field of /proc/meminfo or /proc/self/status ("MemAvailable:") in
- * bytes, or 0. */
+/* A field of /proc/meminfo ("MemAvailable:") in bytes, or 0. */
 static size_t
 proc_kb(const char *path, const char *field)
 {
@@ -103,17 +103,6 @@ proc_kb(const char *path, const char *field)
         }
     fclose(f);
     return kb * 1024;
-}
-
-static void
-cpu_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak_bytes)
-{
-    if (free_bytes)
-        *free_bytes = proc_kb("/proc/meminfo", "MemAvailable:");
-    if (total_bytes)
-        *total_bytes = proc_kb("/proc/meminfo", "MemTotal:");
-    if (peak_bytes)
-        *peak_bytes = proc_kb("/proc/self/status", "VmHWM:");
 }
 
 /* ------------------------------------------------------------ memory */
@@ -134,28 +123,63 @@ aligned_zeroed(size_t bytes, size_t align)
     return p;
 }
 
+/* Each alloc() buffer starts after a header of ALLOC_HEADER bytes (the
+ * alignment kept) holding its size, so release() can count it back: the
+ * bytes held (as asked) and their most at once, mem_info()'s peak, as the
+ * CUDA backend counts its cudaMalloc()s (the trainer's memory report
+ * sets them beside its own sums). */
+#define ALLOC_HEADER 256
+static _Atomic size_t held_bytes, peak_bytes;
+
+static void
+cpu_mem_info(size_t *free_bytes, size_t *total_bytes, size_t *peak)
+{
+    if (free_bytes)
+        *free_bytes = proc_kb("/proc/meminfo", "MemAvailable:");
+    if (total_bytes)
+        *total_bytes = proc_kb("/proc/meminfo", "MemTotal:");
+    if (peak)
+        *peak = atomic_load(&peak_bytes);
+}
+
 static void *
 cpu_alloc(size_t bytes, const char *what)
 {
-    void *p;
-    size_t avail, total;
+    char *base;
+    size_t avail, total, now, peak;
 
     if (cpu_error_set)
         return NULL;
-    p = aligned_zeroed(bytes, 256);
-    if (p == NULL) {
+    base = bytes <= SIZE_MAX - ALLOC_HEADER
+               ? aligned_zeroed(ALLOC_HEADER + bytes, ALLOC_HEADER)
+               : NULL;
+    if (base == NULL) {
         cpu_mem_info(&avail, &total, NULL);
         cpu_fail("out of memory: alloc of %.2f GiB (%s) with %.2f GiB free "
                  "of %.2f GiB",
                  bytes / GIB, what ? what : "?", avail / GIB, total / GIB);
+        return NULL;
     }
-    return p;
+    memcpy(base, &bytes, sizeof(bytes));
+    now = atomic_fetch_add(&held_bytes, bytes) + bytes;
+    peak = atomic_load(&peak_bytes);
+    while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now))
+        ;
+    return base + ALLOC_HEADER;
 }
 
 static void
 cpu_release(void *p)
 {
-    free(p);
+    char *base;
+    size_t bytes;
+
+    if (p == NULL)
+        return;
+    base = (char *)p - ALLOC_HEADER;
+    memcpy(&bytes, base, sizeof(bytes));
+    atomic_fetch_sub(&held_bytes, bytes);
+    free(base);
 }
 
 void *

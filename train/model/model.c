@@ -170,6 +170,104 @@ model_create_recompute(struct model **out, const struct model_config *cfg,
                             err, errlen);
 }
 
+/* The sizes of a model of cfg as tensor-parallel rank tp_rank of tp_size
+ * and stage pp_rank of pp_size, and its tensor table (m->lo, m->ho). */
+static int
+build_table(struct model *m, const struct model_config *cfg, int tp_size,
+            int tp_rank, int pp, int pp_rank)
+{
+    int n = tp_size;
+
+    m->cfg = *cfg;
+    m->pp = pp;
+    m->pp_rank = pp_rank;
+    m->l_first = pp_rank * cfg->num_layers / pp;
+    m->l_end = (pp_rank + 1) * cfg->num_layers / pp;
+    m->pre = pp_rank == 0;
+    m->post = pp_rank == pp - 1;
+    m->tp.size = n;
+    m->tp.rank = tp_rank;
+    m->Cl = cfg->hidden_size / n;
+    m->NHl = cfg->num_heads / n;
+    m->h0 = m->tp.rank * m->NHl;
+    m->Il = cfg->intermediate_size / n;
+    /* The vocabulary padded to OPS_VOCAB_ALIGN rows on each rank (as the
+     * table's TP_VOCAB tensors are); a rank's shard may be all pad. */
+    m->Vl = (cfg->vocab_size + OPS_VOCAB_ALIGN * n - 1) /
+            (OPS_VOCAB_ALIGN * n) * OPS_VOCAB_ALIGN;
+    m->v0 = m->tp.rank * m->Vl;
+    m->V_valid = cfg->vocab_size - m->v0 < 0       ? 0
+                 : cfg->vocab_size - m->v0 < m->Vl ? cfg->vocab_size - m->v0
+                                                   : m->Vl;
+    params_init_tp(&m->table, n, m->tp.rank);
+    m->lo = calloc((size_t)cfg->num_layers, sizeof(*m->lo));
+    if (m->lo == NULL)
+        return -1;
+    return cfg->type == MODEL_GPT ? model_gpt_table(m) : model_ernie_table(m);
+}
+
+int
+model_table_build(const struct model_config *cfg, int tp_size, int tp_rank,
+                  struct param_table *out, char *err, size_t errlen)
+{
+    struct model *m;
+    struct config_err ce;
+    int rc;
+
+    params_init(out);
+    if (config_check(cfg, &ce) < 0)
+        return tr_fail(err, errlen, "%s", ce.msg);
+    if (tp_size < 1 || tp_rank < 0 || tp_rank >= tp_size ||
+        cfg->num_heads % tp_size || cfg->intermediate_size % tp_size)
+        return tr_fail(err, errlen,
+                       "tensor parallel degree %d must divide the attention "
+                       "heads (%d) and the intermediate size (%d)",
+                       tp_size, cfg->num_heads, cfg->intermediate_size);
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return tr_fail(err, errlen, "out of memory");
+    rc = build_table(m, cfg, tp_size, tp_rank, 1, 0);
+    if (rc == 0)
+        *out = m->table;
+    else
+        params_release(&m->table);
+    free(m->lo);
+    free(m);
+    return rc < 0 ? tr_fail(err, errlen, "out of memory") : 0;
+}
+
+/* Each part's span of the flat layout (the pad after its last tensor
+ * included, so that the parts of a stage tile its flat buffers), and its
+ * buffers: the flat ones where the model holds them. */
+static int
+find_parts(struct model *m)
+{
+    size_t n = (size_t)m->cfg.num_layers + 2;
+
+    m->parts = calloc(n, sizeof(*m->parts));
+    if (m->parts == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        m->parts[i].lo = SIZE_MAX;
+    for (size_t i = 0; i < m->table.n; i++) {
+        const struct param_tensor *t = &m->table.t[i];
+        struct model_part *p = &m->parts[t->layer + 2];
+
+        p->lo = t->offset < p->lo ? t->offset : p->lo;
+        p->hi = t->offset + t->numel > p->hi ? t->offset + t->numel : p->hi;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct model_part *p = &m->parts[i];
+
+        if (p->lo > p->hi)
+            p->lo = p->hi = 0;
+        p->hi = (p->hi + OPS_ALIGN - 1) / OPS_ALIGN * OPS_ALIGN;
+        p->p = m->pc ? model_at(m, m->pc, p->lo) : NULL;
+        p->g = m->grads ? m->grads + p->lo : NULL;
+    }
+    return 0;
+}
+
 int
 model_create_par(struct model **out, const struct model_config *cfg,
                  const struct ops *ops, int max_B, int max_T, int max_M,
@@ -184,7 +282,6 @@ model_create_par(struct model **out, const struct model_config *cfg,
     int slots = par && par->slots > 1 ? par->slots : 1;
     struct config_err ce;
     struct carver c = { NULL, 0 }, sc = { NULL, 0 };
-    int rc;
 
     *out = NULL;
     if (config_check(cfg, &ce) < 0)
@@ -211,73 +308,39 @@ model_create_par(struct model **out, const struct model_config *cfg,
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return tr_fail(err, errlen, "out of memory");
-    m->cfg = *cfg;
-    m->pp = pp;
-    m->pp_rank = pp_rank;
-    m->l_first = pp_rank * cfg->num_layers / pp;
-    m->l_end = (pp_rank + 1) * cfg->num_layers / pp;
-    m->pre = pp_rank == 0;
-    m->post = pp_rank == pp - 1;
     m->n_slots = slots;
     if (n > 1)
         m->tp = *tp;
-    m->tp.size = n;
-    m->Cl = cfg->hidden_size / n;
-    m->NHl = cfg->num_heads / n;
-    m->h0 = m->tp.rank * m->NHl;
-    m->Il = cfg->intermediate_size / n;
-    /* The vocabulary padded to OPS_VOCAB_ALIGN rows on each rank (as the
-     * table's TP_VOCAB tensors are); a rank's shard may be all pad. */
-    m->Vl = (cfg->vocab_size + OPS_VOCAB_ALIGN * n - 1) /
-            (OPS_VOCAB_ALIGN * n) * OPS_VOCAB_ALIGN;
-    m->v0 = m->tp.rank * m->Vl;
-    m->V_valid = cfg->vocab_size - m->v0 < 0       ? 0
-                 : cfg->vocab_size - m->v0 < m->Vl ? cfg->vocab_size - m->v0
-                                                   : m->Vl;
     m->ops = ops;
     m->esize = ops_dtype_size(ops->dtype);
     m->max_B = max_B;
     m->max_T = max_T;
     m->max_M = cfg->type == MODEL_ERNIE ? max_M : 0;
     m->recompute = recompute;
-    params_init_tp(&m->table, n, m->tp.rank);
-    m->lo = calloc((size_t)cfg->num_layers, sizeof(*m->lo));
     m->la = calloc((size_t)cfg->num_layers, sizeof(*m->la));
-    if (m->lo == NULL || m->la == NULL)
-        goto oom;
-    rc = cfg->type == MODEL_GPT ? model_gpt_table(m) : model_ernie_table(m);
-    if (rc < 0)
-        goto oom;
-    /* Each layer's span, for the hooks that run per layer and step. */
-    for (int l = 0; l < cfg->num_layers; l++)
-        m->lo[l].first = SIZE_MAX;
-    for (size_t i = 0; i < m->table.n; i++) {
-        const struct param_tensor *t = &m->table.t[i];
-        struct layer_off *o;
-
-        if (t->layer < 0)
-            continue;
-        o = &m->lo[t->layer];
-        o->first = t->offset < o->first ? t->offset : o->first;
-        o->end = t->offset + t->numel > o->end ? t->offset + t->numel : o->end;
-    }
-    for (int l = 0; l < cfg->num_layers; l++) /* the pad after it too */
-        m->lo[l].end = (m->lo[l].end + OPS_ALIGN - 1) / OPS_ALIGN * OPS_ALIGN;
     m->arenas = calloc((size_t)slots, sizeof(*m->arenas));
     m->slot_state = calloc((size_t)slots, sizeof(*m->slot_state));
-    if (m->arenas == NULL || m->slot_state == NULL)
+    if (m->la == NULL || m->arenas == NULL || m->slot_state == NULL ||
+        build_table(m, cfg, n, n > 1 ? tp->rank : 0, pp, pp_rank) < 0)
         goto oom;
-    m->params = ops->alloc(m->table.total * sizeof(float), "parameters");
-    m->grads = m->params
-                   ? ops->alloc(m->table.total * sizeof(float), "gradients")
-                   : NULL;
-    if (m->grads == NULL)
+    /* The flat buffers, but those sharding stages 2 and 3 leave to zero/
+     * (each rank holds its range of them). */
+    if (!(par && par->shard_params)) {
+        m->params = ops->alloc(m->table.total * sizeof(float), "parameters");
+        if (m->params == NULL)
+            goto no_memory;
+        m->pc = m->params;
+        if (ops->dtype != OPS_F32 &&
+            (m->pc = ops->alloc(m->table.total * m->esize,
+                                "the parameters' compute copy")) == NULL)
+            goto no_memory;
+    }
+    if (!(par && par->shard_grads) &&
+        (m->grads = ops->alloc(m->table.total * sizeof(float), "gradients")) ==
+            NULL)
         goto no_memory;
-    m->pc = m->params;
-    if (ops->dtype != OPS_F32 &&
-        (m->pc = ops->alloc(m->table.total * m->esize,
-                            "the parameters' compute copy")) == NULL)
-        goto no_memory;
+    if (find_parts(m) < 0)
+        goto oom;
     /* One slot: one arena for everything; more: an arena per slot and one
      * shared. */
     layout_acts(m, &c, slots > 1 ? &sc : &c);
@@ -338,6 +401,7 @@ model_free(struct model *m)
     free(m->slot_state);
     free(m->lo);
     free(m->la);
+    free(m->parts);
     params_release(&m->table);
     free(m);
 }
@@ -387,17 +451,39 @@ model_params_changed(struct model *m, size_t lo, size_t hi)
 }
 
 size_t
+model_param_bytes(const struct model *m)
+{
+    return m->params ? m->table.total * sizeof(float) : 0;
+}
+
+size_t
+model_compute_param_bytes(const struct model *m)
+{
+    return m->pc != m->params ? m->table.total * m->esize : 0;
+}
+
+size_t
+model_grad_bytes(const struct model *m)
+{
+    return m->grads ? m->table.total * sizeof(float) : 0;
+}
+
+size_t
 model_activation_bytes(const struct model *m)
 {
-    return m->arena_bytes * (size_t)m->n_slots + m->shared_bytes;
+    return m->arena_bytes * (size_t)m->n_slots + m->shared_bytes +
+           2 * (size_t)m->n_slots * m->batch_bytes;
 }
 
 int
 model_init_params(struct model *m, uint64_t seed)
 {
-    /* (calloc: the pads between the tensors are zero too.) */
-    float *host = calloc(m->table.total ? m->table.total : 1, sizeof(float));
+    float *host;
 
+    if (m->params == NULL)
+        return -1;
+    /* (calloc: the pads between the tensors are zero too.) */
+    host = calloc(m->table.total ? m->table.total : 1, sizeof(float));
     if (host == NULL)
         return -1;
     params_fill_init(&m->table, seed, host);
@@ -410,7 +496,8 @@ model_init_params(struct model *m, uint64_t seed)
 void
 model_zero_grad(struct model *m)
 {
-    m->ops->zero(m->grads, m->table.total * sizeof(float));
+    if (m->grads)
+        m->ops->zero(m->grads, m->table.total * sizeof(float));
 }
 
 void
@@ -520,14 +607,74 @@ model_set_layer_hook(struct model *m, void (*fn)(void *ctx, int layer),
 }
 
 void
-model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
+model_part_range(const struct model *m, int part, size_t *lo, size_t *hi)
 {
-    if (l < 0 || l >= m->cfg.num_layers || m->lo[l].first > m->lo[l].end) {
+    if (part < PARAM_POST || part >= m->cfg.num_layers) {
         *lo = *hi = 0;
         return;
     }
-    *lo = m->lo[l].first;
-    *hi = m->lo[l].end;
+    *lo = m->parts[part + 2].lo;
+    *hi = m->parts[part + 2].hi;
+}
+
+void
+model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi)
+{
+    model_part_range(m, l < 0 ? m->cfg.num_layers : l, lo, hi);
+}
+
+void
+model_bind_params(struct model *m, int part, void *p)
+{
+    if (part >= PARAM_POST && part < m->cfg.num_layers)
+        m->parts[part + 2].p = p;
+}
+
+void
+model_bind_grads(struct model *m, int part, float *g)
+{
+    if (part >= PARAM_POST && part < m->cfg.num_layers)
+        m->parts[part + 2].g = g;
+}
+
+/* The part holding offset off: the embeddings [0, hi), the heads [lo,
+ * total), else the last of this stage's layers starting at or before it. */
+static const struct model_part *
+part_of(const struct model *m, size_t off)
+{
+    const struct model_part *pre = &m->parts[PARAM_PRE + 2];
+    const struct model_part *post = &m->parts[PARAM_POST + 2];
+    int a = m->l_first, b = m->l_end - 1;
+
+    if (off < pre->hi)
+        return pre;
+    if (post->hi > post->lo && off >= post->lo)
+        return post;
+    while (a < b) {
+        int mid = a + (b - a + 1) / 2;
+
+        if (m->parts[mid + 2].lo <= off)
+            a = mid;
+        else
+            b = mid - 1;
+    }
+    return &m->parts[a + 2];
+}
+
+void *
+model_param_at(const struct model *m, size_t off)
+{
+    const struct model_part *p = part_of(m, off);
+
+    return p->p ? model_at(m, p->p, off - p->lo) : NULL;
+}
+
+float *
+model_grad_at(const struct model *m, size_t off)
+{
+    const struct model_part *p = part_of(m, off);
+
+    return p->g ? p->g + (off - p->lo) : NULL;
 }
 
 void

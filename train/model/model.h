@@ -106,6 +106,10 @@ struct model_par {
     struct model_tp tp;
     int pp_size, pp_rank;
     int slots;
+    /* Sharding stages 2 and 3 (ZeRO): 1 allocates no flat gradient
+     * (parameter) buffer; the caller gives each part's before the model
+     * writes (reads) them: model_bind_grads() (model_bind_params()). */
+    int shard_grads, shard_params;
 };
 
 /* model_create_par: model_create_recompute() in a parallel layout (par
@@ -123,18 +127,33 @@ const struct model_config *model_cfg(const struct model *m);
 const struct param_table *model_table(const struct model *m);
 const struct ops *model_ops(const struct model *m);
 /* The flat buffers, in the backend's memory: table->total floats each;
- * the parameters are the fp32 master weights. */
+ * the parameters are the fp32 master weights (NULL when model_par's
+ * shard_params, shard_grads left them out). */
 float *model_params(struct model *m);
 float *model_grads(struct model *m);
 /* The parameters' compute copy (ops->dtype; model_params() itself in
- * float32), for the optimizer to write (adamw's pc). */
+ * float32), for the optimizer to write (adamw's pc); NULL with
+ * shard_params. */
 void *model_compute_params(struct model *m);
 /* model_params_changed: master parameters [lo, hi) were written outside
  * the optimizer (initialised, loaded, gathered): their compute copy is
- * refreshed (nothing in float32). */
+ * refreshed (nothing in float32, nor without the flat buffers). */
 void model_params_changed(struct model *m, size_t lo, size_t hi);
-/* Bytes of activation memory allocated. */
+/* Bytes of backend memory allocated for the flat buffers (the fp32
+ * master weights; their compute copy where it is apart from them; the
+ * gradients) and for the activations (with the micro-batches' ids). */
+size_t model_param_bytes(const struct model *m);
+size_t model_compute_param_bytes(const struct model *m);
+size_t model_grad_bytes(const struct model *m);
 size_t model_activation_bytes(const struct model *m);
+
+/* model_table_build: the tensor table of the whole model of cfg (every
+ * layer, no pipeline stage, so no tied copy) as tensor-parallel rank
+ * tp_rank of tp_size holds it, without a model: the layout of checkpoints
+ * (tp_size 1) and of each rank's parts of their tensors.  Returns 0, or
+ * -1 with err; params_release() frees it. */
+int model_table_build(const struct model_config *cfg, int tp_size, int tp_rank,
+                      struct param_table *out, char *err, size_t errlen);
 
 /* model_init_params: Hugging Face's initialisation (normal(0,
  * initializer_range) weights and embeddings, zero biases, unit norms, the
@@ -165,7 +184,7 @@ void model_losses(const struct model *m, int B, int T, int M,
  * grad_scale > 0) to the gradient buffer. */
 void model_backward(struct model *m);
 
-/* model_zero_grad: zero the gradient buffer. */
+/* model_zero_grad: zero the gradient buffer (none without a flat one). */
 void model_zero_grad(struct model *m);
 
 /* model_set_layer_hook: call fn(ctx, l) in model_backward() as soon as
@@ -188,8 +207,28 @@ void model_set_param_hook(struct model *m,
 /* model_layer_range: the elements [*lo, *hi) of the flat buffers that
  * layer l's tensors occupy (they are contiguous, the pads after them
  * included, so layer l + 1 starts at *hi; empty for a layer of another
- * pipeline stage). */
+ * pipeline stage).  model_part_range: the same for a part: a layer, the
+ * embeddings (PARAM_PRE) or the heads with the last stage's tied copy
+ * (PARAM_POST); the flat layout is the embeddings, the layers in order,
+ * then the heads. */
 void model_layer_range(const struct model *m, int l, size_t *lo, size_t *hi);
+void model_part_range(const struct model *m, int part, size_t *lo, size_t *hi);
+
+/* model_bind_params, model_bind_grads: where the model reads the
+ * parameters, and adds the gradients, of a part from now on: p (the
+ * compute copy, of ops->dtype) and g (fp32) hold the part's elements [lo,
+ * hi) (model_part_range()), element lo first, in the backend's memory;
+ * NULL: none (the part must not be used).  Sharding stage 3 gathers a
+ * layer's compute copy into a buffer before each use; stage 2 gives each
+ * layer's backward a bucket to reduce from. */
+void model_bind_params(struct model *m, int part, void *p);
+void model_bind_grads(struct model *m, int part, float *g);
+
+/* model_param_at, model_grad_at: the parameter's compute copy (gradient)
+ * at offset off of the flat layout, in the buffer that holds its part
+ * now; NULL if none does. */
+void *model_param_at(const struct model *m, size_t off);
+float *model_grad_at(const struct model *m, size_t off);
 
 /* Pipeline parallelism.  model_stage_layers: this stage's layers [*first,
  * *end).  model_use_slot: the micro-batch slot the next forward or

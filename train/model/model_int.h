@@ -24,9 +24,18 @@ struct layer_off {
     size_t fc_w, fc_b;     /* C -> I */
     size_t fc2_w, fc2_b;   /* I -> C */
     size_t ln2_w, ln2_b;   /* ERNIE: after the MLP; GPT: before it */
-    size_t first, end;     /* the elements all of them span (the end
-                              rounded up to OPS_ALIGN, where the next
-                              tensor starts) */
+};
+
+/* A part of the model (a layer, the embeddings or the heads): the
+ * elements [lo, hi) of the flat layout its tensors span (hi rounded up to
+ * OPS_ALIGN, where the next part starts), and where its parameters and
+ * gradients are now: p (act: the compute copy) and g (fp32) hold element
+ * lo first (the flat buffers, or what model_bind_params/grads() gave;
+ * NULL: none). */
+struct model_part {
+    size_t lo, hi;
+    void *p;
+    float *g;
 };
 
 /* Offsets of the tensors outside the layers (unused ones stay 0). */
@@ -81,9 +90,13 @@ struct model {
     struct head_off ho;
     /* The flat buffers: the fp32 master weights (what the optimizer,
      * sharding and checkpoints see), their compute copy (act; params
-     * itself when the compute dtype is float32) and the fp32 gradients. */
+     * itself when the compute dtype is float32) and the fp32 gradients;
+     * NULL where model_par's shard_params (params, pc) or shard_grads
+     * (grads) said so.  The parts: [0] the heads (PARAM_POST), [1] the
+     * embeddings (PARAM_PRE), [2 + l] layer l. */
     float *params, *grads;
     void *pc;
+    struct model_part *parts;
     int max_B, max_T, max_M;
     enum model_recompute recompute;
 
@@ -249,8 +262,10 @@ void model_gpt_forward(struct model *m);
 void model_ernie_backward(struct model *m);
 void model_gpt_backward(struct model *m);
 
-/* A parameter's compute copy (act) and its gradient (fp32). */
-#define P(off) model_at(m, m->pc, (off))
-#define G(off) (m->grads + (off))
+/* A parameter's compute copy (act) and its gradient (fp32) at offset off
+ * of the flat layout, in whichever buffer holds its part now
+ * (model_param_at(), model_grad_at()). */
+#define P(off) model_param_at(m, off)
+#define G(off) model_grad_at(m, off)
 
 #endif /* TRAIN_MODEL_INT_H */

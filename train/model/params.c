@@ -195,25 +195,52 @@ params_global_index(const struct param_tensor *t, int tp_size, int rank,
 }
 
 void
+params_fill_tensor(const struct param_table *pt, const struct param_tensor *t,
+                   uint64_t seed, float *host)
+{
+    uint64_t key = params_hash(t->name, seed);
+    int64_t gcols = t->ndim == 2 ? t->gshape[1] : 1;
+
+    for (size_t k = 0; k < t->numel; k++) {
+        int64_t g = params_global_index(t, pt->tp_size, pt->tp_rank, k);
+
+        if (g < 0 ||
+            (t->zero_row >= 0 && t->ndim == 2 && g / gcols == t->zero_row))
+            host[k] = 0.0f;
+        else if (t->init == INIT_NORMAL)
+            host[k] = (float)(params_normal(key, (uint64_t)g) * t->std);
+        else
+            host[k] = t->init == INIT_ONES ? 1.0f : 0.0f;
+    }
+}
+
+void
 params_fill_init(const struct param_table *pt, uint64_t seed, float *host)
 {
-    for (size_t i = 0; i < pt->n; i++) {
-        const struct param_tensor *t = &pt->t[i];
-        float *p = host + t->offset;
-        uint64_t key = params_hash(t->name, seed);
-        int64_t gcols = t->ndim == 2 ? t->gshape[1] : 1;
+    for (size_t i = 0; i < pt->n; i++)
+        params_fill_tensor(pt, &pt->t[i], seed, host + pt->t[i].offset);
+}
 
-        for (size_t k = 0; k < t->numel; k++) {
-            int64_t g = params_global_index(t, pt->tp_size, pt->tp_rank, k);
+void
+params_part_to_whole(const struct param_tensor *t, int tp_size, int rank,
+                     const float *part, float *whole)
+{
+    for (size_t k = 0; k < t->numel; k++) {
+        int64_t g = params_global_index(t, tp_size, rank, k);
 
-            if (g < 0 ||
-                (t->zero_row >= 0 && t->ndim == 2 && g / gcols == t->zero_row))
-                p[k] = 0.0f;
-            else if (t->init == INIT_NORMAL)
-                p[k] = (float)(params_normal(key, (uint64_t)g) * t->std);
-            else
-                p[k] = t->init == INIT_ONES ? 1.0f : 0.0f;
-        }
+        if (g >= 0)
+            whole[g] = part[k];
+    }
+}
+
+void
+params_part_from_whole(const struct param_tensor *t, int tp_size, int rank,
+                       float *part, const float *whole)
+{
+    for (size_t k = 0; k < t->numel; k++) {
+        int64_t g = params_global_index(t, tp_size, rank, k);
+
+        part[k] = g >= 0 ? whole[g] : 0.0f;
     }
 }
 
@@ -234,18 +261,11 @@ params_to_global(const struct param_table *part, int rank,
 {
     for (size_t i = 0; i < part->n; i++) {
         const struct param_tensor *t = &part->t[i], *w = whole_of(part, i, wt);
-        const float *src = host_part + t->offset;
-        float *dst;
 
         if (w == NULL || t->tied_copy || (rank != 0 && t->tp == TP_REPLICATED))
             continue;
-        dst = host_whole + w->offset;
-        for (size_t k = 0; k < t->numel; k++) {
-            int64_t g = params_global_index(t, part->tp_size, rank, k);
-
-            if (g >= 0)
-                dst[g] = src[k];
-        }
+        params_part_to_whole(t, part->tp_size, rank, host_part + t->offset,
+                             host_whole + w->offset);
     }
 }
 
@@ -256,17 +276,11 @@ params_from_global(const struct param_table *part, int rank, float *host_part,
     for (size_t i = 0; i < part->n; i++) {
         const struct param_tensor *t = &part->t[i], *w = whole_of(part, i, wt);
         float *dst = host_part + t->offset;
-        const float *src;
 
-        if (w == NULL) { /* (tables of one model have the same names) */
+        if (w == NULL) /* (tables of one model have the same names) */
             memset(dst, 0, t->numel * sizeof(*dst));
-            continue;
-        }
-        src = host_whole + w->offset;
-        for (size_t k = 0; k < t->numel; k++) {
-            int64_t g = params_global_index(t, part->tp_size, rank, k);
-
-            dst[k] = g >= 0 ? src[g] : 0.0f;
-        }
+        else
+            params_part_from_whole(t, part->tp_size, rank, dst,
+                                   host_whole + w->offset);
     }
 }

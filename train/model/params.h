@@ -114,6 +114,12 @@ const struct param_tensor *params_find(const struct param_table *pt,
  * gets the draws of its elements' places in the whole; vocab pads 0). */
 void params_fill_init(const struct param_table *pt, uint64_t seed, float *host);
 
+/* params_fill_tensor: the same for one tensor t of pt, into
+ * host[0..t->numel). */
+void params_fill_tensor(const struct param_table *pt,
+                        const struct param_tensor *t, uint64_t seed,
+                        float *host);
+
 /* params_global_index: where element k of rank `rank`'s part of t sits in
  * the whole tensor (row-major, our [out, in] layout), or -1 for a pad row
  * of the vocab. */
@@ -134,6 +140,15 @@ void params_to_global(const struct param_table *part, int rank,
 void params_from_global(const struct param_table *part, int rank,
                         float *host_part, const struct param_table *wt,
                         const float *host_whole);
+
+/* params_part_to_whole: tensor-parallel rank `rank`'s part of tensor t
+ * (part[0..t->numel), t as that rank's table has it) into its places in
+ * the whole tensor (whole, laid out as t->gshape; the rest untouched);
+ * params_part_from_whole: the part cut from the whole (pads 0). */
+void params_part_to_whole(const struct param_tensor *t, int tp_size, int rank,
+                          const float *part, float *whole);
+void params_part_from_whole(const struct param_tensor *t, int tp_size, int rank,
+                            float *part, const float *whole);
 
 /* The k-th standard normal draw of stream `key` (Box-Muller over two
  * splitmix64 uniforms). */

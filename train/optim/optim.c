@@ -37,6 +37,7 @@ optim_create_range(struct optimizer *o, const struct ops *ops,
     o->t = 0;
     o->st = NULL;
     /* (An empty range still gets a buffer: alloc(0) may return NULL.) */
+    o->bytes = 2 * (n ? n : 1) * sizeof(float) + sizeof(*o->st);
     o->m = ops->alloc((n ? n : 1) * sizeof(float), "AdamW's moments");
     o->v = o->m ? ops->alloc((n ? n : 1) * sizeof(float), "AdamW's moments")
                 : NULL;
@@ -69,6 +70,7 @@ optim_release(struct optimizer *o)
     }
     o->m = o->v = NULL;
     o->st = NULL;
+    o->bytes = 0;
 }
 
 /* The part of tensor t inside the owned range: [*a, *b), false if none. */
@@ -94,7 +96,7 @@ optim_grad_sumsq(const struct optimizer *o, const float *grads, double *acc)
             (pt->tp_size > 1 && pt->tp_rank != 0 && t->tp == TP_REPLICATED))
             continue;
         if (owned_part(o, t, &a, &b))
-            o->ops->sumsq_acc(acc, grads + a, b - a);
+            o->ops->sumsq_acc(acc, grads + (a - o->lo), b - a);
     }
 }
 
@@ -126,10 +128,11 @@ optim_apply(struct optimizer *o, float *params, void *pc, const float *grads,
 
         if (!owned_part(o, t, &a, &b))
             continue;
-        o->ops->adamw(params + a, pc ? (char *)pc + a * es : NULL, grads + a,
-                      o->m + (a - o->lo), o->v + (a - o->lo), b - a, (float)lr,
-                      (float)p->beta1, (float)p->beta2, (float)p->eps,
-                      t->decay ? (float)p->weight_decay : 0.0f, o->st);
+        o->ops->adamw(
+            params + (a - o->lo), pc ? (char *)pc + (a - o->lo) * es : NULL,
+            grads + (a - o->lo), o->m + (a - o->lo), o->v + (a - o->lo), b - a,
+            (float)lr, (float)p->beta1, (float)p->beta2, (float)p->eps,
+            t->decay ? (float)p->weight_decay : 0.0f, o->st);
     }
     o->ops->step_finish(o->st);
 }

@@ -49,6 +49,7 @@ struct optimizer {
     size_t lo, hi;       /* the range of the flat buffers it owns (sharding) */
     float *m, *v;        /* moments of lo..hi-1, backend memory */
     struct ops_step *st; /* backend memory */
+    size_t bytes;        /* backend memory allocated for m, v and st */
     int64_t t;           /* steps taken (host copy of st->t) */
 };
 
@@ -69,7 +70,9 @@ void optim_release(struct optimizer *o);
  * part summed in double, then added): a pipeline stage's copy of the tied
  * embeddings is not counted (its twin is), nor, under tensor parallelism,
  * are the replicated tensors on ranks other than 0, so the sum over every
- * rank counts each parameter once. */
+ * rank counts each parameter once.  Here and in optim_apply(), grads,
+ * params and pc hold the owned range [lo, hi), element lo first (for a
+ * whole-table optimizer, the flat buffers). */
 void optim_grad_sumsq(const struct optimizer *o, const float *grads,
                       double *acc);
 

@@ -127,16 +127,38 @@ struct run {
      * as soon as the last micro-step's backward finishes them. */
     int overlap;
     size_t layers_lo, layers_hi; /* the layers' part of the flat buffers */
-    /* Sharding stage 2: each layer's gradients are reduced to their owners
-     * as the backward finishes them, then discarded; gacc sums this rank's
-     * range over the micro-steps. */
-    int stage2;
-    float *gacc;
-    /* Sharding stage 3: the parameters too; a layer's are gathered before
-     * its forward and backward and dropped after. */
-    int stage3;
-    int prefetched;   /* the layer whose gather is under way, or -1 */
-    size_t *clip_off; /* sh + 1 scratch bounds */
+    /* Sharding stages 2 and 3 (zero/): each rank allocates what it owns
+     * instead of the flat buffers.  Stage 2: the gradients of its range,
+     * summed over the micro-steps (gacc); the embeddings' and heads'
+     * whole, written throughout a backward and reduced to their owners
+     * after it (ends_g); and two buckets of a layer that each layer's
+     * backward fills in turn, reduced to their owners as soon as it is
+     * done.  Stage 3 also: the fp32 master weights of its range, which it
+     * updates (pshard), and their compute copy (pcshard: the backend's
+     * dtype; pshard itself in float32); the compute copy of the
+     * embeddings and heads whole, gathered after every update (ends_p);
+     * and two layer buffers of the compute copy: the layer in use and the
+     * next one, whose gather is under way (the prefetch).  What the model
+     * reads is gathered in its compute dtype (half the bytes in 16 bits);
+     * gradients, moments and master weights stay fp32. */
+    int stage2, stage3;
+    float *gacc, *pshard;
+    void *pcshard;
+    float *ends_g[2]; /* [PARAM_POST + 2], [PARAM_PRE + 2] */
+    void *ends_p[2];
+    float *bucket[2];
+    int bucket_next;
+    void *lbuf[2];
+    int lbuf_layer[2]; /* the layer a buffer holds or receives, or -1 */
+    int prefetched;    /* the layer whose gather is under way, or -1 */
+    size_t *clip_off;  /* sh + 1 scratch bounds */
+    /* Backend memory zero/ allocated for the parameters and gradients:
+     * this rank's range (stage 3's parameters: the master weights and
+     * their compute copy), the embeddings and heads, the layer buffers
+     * (the start report). */
+    struct zero_mem {
+        size_t range, ends, layers;
+    } pmem, gmem;
     struct train_state st;
     char *args_json;
     FILE *jsonl;
@@ -154,6 +176,9 @@ struct run {
     int64_t kill_at, stall_at, signal_at;
     int test_signal;
     int test_rank;
+    /* TRAIN_TEST_REPORT_STAGING: log the host memory each checkpoint save
+     * and load staged at most. */
+    int report_staging;
 };
 
 /* ------------------------------------------------------------------------ */

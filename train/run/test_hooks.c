@@ -2,7 +2,8 @@
 /*
  * test_hooks.c: the faults the tests inject through the environment
  * (TRAIN_TEST_*: a kill, a signal or a hung rank after a given step, on
- * every rank or one), read once and checked where they fire.
+ * every rank or one; a report of checkpoints' staging memory), read once
+ * and checked where they fire.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ read_test_hooks(struct run *r)
     }
     r->test_rank =
         getenv("TRAIN_TEST_RANK") ? atoi(getenv("TRAIN_TEST_RANK")) : -1;
+    r->report_staging = getenv("TRAIN_TEST_REPORT_STAGING") != NULL;
 }
 
 int

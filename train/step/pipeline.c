@@ -29,11 +29,9 @@ p2p(struct run *r, int rc, int64_t step)
 void
 sync_tied(struct run *r, int64_t step)
 {
-    float *g = model_grads(r->m);
-
     if (r->pp > 1 && (r->pp_rank == 0 || r->pp_rank == r->pp - 1) &&
-        r->comm->all_reduce_sum(r->comm, g + r->tied_off, r->tied_n, COMM_F32,
-                                COMM_EMBEDDING) < 0)
+        r->comm->all_reduce_sum(r->comm, model_grad_at(r->m, r->tied_off),
+                                r->tied_n, COMM_F32, COMM_EMBEDDING) < 0)
         fatal("global step %lld: %s", (long long)step, r->comm->error);
 }
 

@@ -40,7 +40,7 @@ grad_sumsq(struct run *r, int64_t step)
     double *ss = &r->opt.st->sumsq;
 
     r->ops->zero(ss, sizeof(*ss));
-    optim_grad_sumsq(&r->opt, model_grads(r->m), ss);
+    optim_grad_sumsq(&r->opt, zero_range_grads(r), ss);
     if ((r->sh > 1 && r->comm->all_reduce_sum(r->comm, ss, 1, COMM_F64,
                                               COMM_SHARDING) < 0) ||
         (r->tp > 1 &&
@@ -66,8 +66,8 @@ train_step(struct run *r, int64_t step, double lr, double *comm_sent)
      * scaling, which is made for that, it stops the run (step_read()). */
     if (r->loss_scale == NULL)
         r->ops->loss_check(r->norm_check, &r->opt.st->sumsq, step);
-    optim_apply(&r->opt, model_params(r->m), model_compute_params(r->m),
-                model_grads(r->m), lr, &r->adam);
+    optim_apply(&r->opt, zero_range_params(r), zero_range_compute_params(r),
+                zero_range_grads(r), lr, &r->adam);
     zero_after_update(r, step);
     /* What the step sent for the gradients and the update, per rank
      * (ring-algorithm bytes: docs/parallel.md's formulas). */

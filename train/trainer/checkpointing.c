@@ -2,9 +2,10 @@
 /*
  * checkpointing.c: the run's checkpoints: where a run starts (resumed
  * from output_dir/model_last, the weights of --continue_training, or a
- * fresh initialisation) and the saves of model_last and model_<step>.  A
- * model split by tensor or pipeline parallelism goes through a whole model
- * (ckpt/whole.h); a sharded optimizer's moments are gathered (zero/).
+ * fresh initialisation) and the saves of model_last and model_<step>.
+ * Whatever the layout, the tensors move whole, one at a time, between the
+ * files and the ranks that hold their parts (tensors.c): no rank ever
+ * holds the whole model for it, in backend or host memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,31 +15,40 @@
 #include "ckpt/checkpoint.h"
 #include "ckpt/safetensors.h"
 #include "ckpt/weights.h"
-#include "ckpt/whole.h"
 #include "comm.h"
 #include "step/step.h"
 #include "trainer.h"
+#include "util/tr_util.h"
 #include "zero/zero.h"
 
-/* Whether this rank holds a part of the model (tensor or pipeline
- * parallelism): checkpoints then go through a whole model (whole.h). */
-static int
-split_model(const struct run *r)
+/* TRAIN_TEST_REPORT_STAGING: what a checkpoint's save or load staged in
+ * host memory at most (rank 0's), against its largest tensor. */
+static void
+report_staging(const struct run *r, const struct tensor_io *io,
+               const char *what)
 {
-    return r->tp > 1 || r->pp > 1;
+    size_t most = 0;
+
+    if (!r->report_staging)
+        return;
+    for (size_t i = 0; i < io->whole.n; i++)
+        most = io->whole.t[i].numel > most ? io->whole.t[i].numel : most;
+    log_info("checkpoint staging (%s): %zu bytes of host memory at most; "
+             "largest tensor %zu bytes, model %zu bytes",
+             what, tr_stage_peak(), most * sizeof(float),
+             io->whole.total * sizeof(float));
 }
 
-/* After a resume: the compute copy of the weights read, and the step's
- * scalars in backend memory from the checkpoint's: AdamW's step count,
- * the steps skipped, and float16's loss scale where the checkpoint has one
- * (else --scale_loss's, as set up). */
+/* After a resume: the step's scalars in backend memory from the
+ * checkpoint's: AdamW's step count, the steps skipped, and float16's loss
+ * scale where the checkpoint has one (else --scale_loss's, as set up).
+ * (The compute copy of the weights read: zero_params_ready().) */
 static void
 resumed_state(struct run *r)
 {
     struct ops_step st;
     int64_t t = r->opt.t; /* the checkpoint's (optim_state_get() resets it) */
 
-    model_params_changed(r->m, 0, model_table(r->m)->total);
     if (optim_state_get(&r->opt, &st) < 0)
         fatal("%s", r->ops->error());
     st.t = (int32_t)t;
@@ -56,6 +66,7 @@ load_or_init(struct run *r)
 {
     char err[1024], *last;
     const struct train_args *a = &r->a;
+    struct tensor_io io;
 
     memset(&r->st, 0, sizeof(r->st));
     r->st.seed = (uint64_t)a->seed;
@@ -64,28 +75,14 @@ load_or_init(struct run *r)
     if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
         fatal("out of memory");
     if (ckpt_exists(last)) {
-        struct optimizer full, *o = &r->opt;
-        struct whole w;
-
-        if (r->sh > 1) { /* read every moment, keep this rank's range */
-            if (optim_create(&full, model_ops(r->m), model_table(r->m)) < 0)
-                fatal("out of memory reading the optimizer state");
-            o = &full;
-        }
-        if (split_model(r)) { /* read the whole model, keep this rank's part */
-            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
-                fatal("cannot resume from %s: %s", last, err);
-            if (ckpt_load(last, w.m, &w.opt, &r->st, err, sizeof(err)) < 0 ||
-                whole_scatter(&w, r->m, o, err, sizeof(err)) < 0)
-                fatal("cannot resume from %s: %s", last, err);
-            whole_release(&w);
-        } else if (ckpt_load(last, r->m, o, &r->st, err, sizeof(err)) < 0) {
+        /* Every rank reads the tensors and keeps what it holds of them. */
+        tensors_open(&io, r, 0);
+        if (ckpt_load_tensors(last, &r->cfg, &io.ct, 1, &r->st, err,
+                              sizeof(err)) < 0)
             fatal("cannot resume from %s: %s", last, err);
-        }
-        if (o == &full) {
-            zero_take_moments(r, &full);
-            optim_release(&full);
-        }
+        report_staging(r, &io, "load");
+        tensors_close(&io);
+        r->opt.t = r->st.optimizer_step;
         resumed_state(r);
         if (r->st.global_batch_size != r->gbs)
             fatal("%s was written with global_batch_size %lld; this run has "
@@ -112,47 +109,31 @@ load_or_init(struct run *r)
         struct st_file *f;
         struct st_err se;
         size_t unused = 0;
-        struct whole w;
-        struct model *into = r->m;
 
-        if (split_model(r)) { /* the whole model, then this rank's part */
-            if (whole_create(&w, r->m, err, sizeof(err)) < 0)
-                fatal("--continue_training: %s", err);
-            into = w.m;
-        }
+        tensors_open(&io, r, 0);
         if (st_open(&f, path, &se) < 0)
             fatal("--continue_training: %s", se.msg);
-        if (weights_load_buffer(model_table(into), model_ops(into),
-                                model_params(into), "", f, &unused, &se) < 0)
+        if (weights_load(f, &io.whole, "", CKPT_WEIGHTS, io.ct.put, io.ct.ctx,
+                         &unused, &se) < 0)
             fatal("--continue_training: %s: %s", path, se.msg);
         st_close(f);
-        if (split_model(r)) {
-            if (whole_scatter(&w, r->m, NULL, err, sizeof(err)) < 0)
-                fatal("--continue_training: %s", err);
-            whole_release(&w);
-        }
-        model_params_changed(r->m, 0, model_table(r->m)->total);
+        tensors_close(&io);
         log_info("weights from %s%s", path,
                  unused ? " (some of its tensors are not in this model)" : "");
         free(path);
     } else {
-        if (model_init_params(r->m, (uint64_t)a->seed) < 0)
-            fatal("out of memory");
+        tensors_init(r, (uint64_t)a->seed);
     }
+    zero_params_ready(r);
     free(last);
 }
 
 void
 save(struct run *r, const char *name, int keep_backup)
 {
-    char *dir, err[1024];
-    struct optimizer full;
-    const struct optimizer *o = &r->opt;
-    struct model *m = r->m;
-    struct whole w;
-    /* The ranks that hold what world rank 0 writes: its tensor-parallel
-     * group (every other replica holds the same). */
-    int writer = r->replica == 0;
+    char *dir = NULL, err[1024];
+    struct tensor_io io;
+    int writer = r->comm->rank == 0;
 
     /* Done with the steps so far (a NaN among them stops the run before it
      * is saved); AdamW's step count and the loss scaling for the
@@ -163,38 +144,20 @@ save(struct run *r, const char *name, int keep_backup)
     r->st.loss_scale = r->loss_scale != NULL ? r->last.loss_scale : 0;
     r->st.loss_scale_incr_count = r->last.good_steps;
     r->st.loss_scale_decr_count = r->last.bad_steps;
-    /* Checkpoints hold every moment (global coordinates), so a sharded
-     * run gathers them first; all ranks take part. */
-    if (r->sh > 1) {
-        zero_gather_moments(r, &full);
-        o = &full;
-    }
-    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
-        zero_stage3_params(r, l, MODEL_PARAMS_FORWARD);
-    if (split_model(r) && writer) { /* whole tensors from the parts */
-        if (whole_create(&w, r->m, err, sizeof(err)) < 0 ||
-            whole_gather(&w, r->m, o, r->comm, err, sizeof(err)) < 0)
-            fatal("step %lld: cannot save: %s", (long long)r->st.global_step,
-                  err);
-        m = w.m;
-    }
+    /* Every rank takes part in gathering each tensor; rank 0 writes. */
     if (strcmp(name, "model_last") == 0)
         r->saved_last = r->st.global_step;
-    if (r->comm->rank == 0) { /* the same weights and moments everywhere */
-        if (asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
-            fatal("out of memory");
-        if (ckpt_save_files(dir, m, m == r->m ? o : &w.opt, &r->st,
-                            r->args_json, r->tok.files, r->tok.n_files,
-                            keep_backup, err, sizeof(err)) < 0)
-            fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
-                  dir, err);
+    if (writer && asprintf(&dir, "%s/%s", r->a.output_dir, name) < 0)
+        fatal("out of memory");
+    tensors_open(&io, r, 1);
+    if (ckpt_save_tensors(dir ? dir : name, &r->cfg, &io.ct, r->opt.t, &r->st,
+                          r->args_json, r->tok.files, r->tok.n_files,
+                          keep_backup, writer, err, sizeof(err)) < 0)
+        fatal("step %lld: cannot save %s: %s", (long long)r->st.global_step,
+              dir ? dir : name, err);
+    report_staging(r, &io, "save");
+    tensors_close(&io);
+    if (writer)
         log_info("saved %s", dir);
-        free(dir);
-    }
-    if (m != r->m)
-        whole_release(&w);
-    if (o == &full)
-        optim_release(&full);
-    for (int l = 0; r->stage3 && l < r->cfg.num_layers; l++)
-        zero_stage3_params(r, l, MODEL_PARAMS_DONE);
+    free(dir);
 }

@@ -50,6 +50,52 @@ log_peak(const struct run *r)
                  p->flops_per_cycle, p->isa);
 }
 
+/* Backend memory per rank, by use, as allocated: the model's flat
+ * buffers (the fp32 master weights, their compute copy, the gradients)
+ * and activations, zero/'s buffers (stages 2 and 3), the optimizer's
+ * moments and scalars, the step's scalars and losses (setup.c); and what
+ * the backend counted itself. */
+static void
+report_memory(const struct run *r)
+{
+    const struct ops *op = model_ops(r->m);
+    /* Stage 3's master weights: its range's, in fp32 (the rest of pmem
+     * is the compute copy). */
+    size_t master = model_param_bytes(r->m) +
+                    (r->stage3 ? (r->opt.hi - r->opt.lo) * sizeof(float) : 0);
+    size_t p = model_param_bytes(r->m) + model_compute_param_bytes(r->m) +
+               r->pmem.range + r->pmem.ends + r->pmem.layers;
+    size_t g =
+        model_grad_bytes(r->m) + r->gmem.range + r->gmem.ends + r->gmem.layers;
+    size_t act = model_activation_bytes(r->m), peak = 0;
+    size_t sc = RUN_SCALARS * sizeof(double) + sizeof(*r->norm_check) +
+                r->train_losses.cap * 2 * sizeof(double);
+    char params[128];
+
+    if (op->dtype != OPS_F32) /* (the 16-bit compute copy) */
+        snprintf(params, sizeof(params),
+                 "%.1f MB (fp32 master weights) + %.1f MB (%s compute copy)",
+                 master / 1e6, (p - master) / 1e6, ops_dtype_name(op->dtype));
+    else
+        snprintf(params, sizeof(params), "%.1f MB", p / 1e6);
+    op->mem_info(NULL, NULL, &peak);
+    log_info("memory per rank: parameters %s, gradients %.1f MB, optimizer "
+             "%.1f MB, activations %.1f MB, losses and scalars %.1f MB; %.1f "
+             "MB in all, as allocated (the %s backend has held %.1f MB at "
+             "most)",
+             params, g / 1e6, r->opt.bytes / 1e6, act / 1e6, sc / 1e6,
+             (p + g + r->opt.bytes + act + sc) / 1e6, op->name, peak / 1e6);
+    if (r->stage3)
+        log_info("sharding stage 3: parameters = this rank's range %.2f MB + "
+                 "embeddings and heads %.2f MB + 2 layer buffers %.2f MB",
+                 r->pmem.range / 1e6, r->pmem.ends / 1e6, r->pmem.layers / 1e6);
+    if (r->stage2)
+        log_info("sharding stage %d: gradients = this rank's range %.2f MB + "
+                 "embeddings and heads %.2f MB + 2 layer buckets %.2f MB",
+                 r->stage3 ? 3 : 2, r->gmem.range / 1e6, r->gmem.ends / 1e6,
+                 r->gmem.layers / 1e6);
+}
+
 void
 report_start(const struct run *r)
 {
@@ -79,42 +125,7 @@ report_start(const struct run *r)
                  "bubble fraction %.3f",
                  r->pp, r->accumulate,
                  (double)(r->pp - 1) / (r->accumulate + r->pp - 1));
-    {
-        /* fp32 parameters and gradients, AdamW's two moments (of this
-         * rank's range when sharded). */
-        size_t total = model_table(r->m)->total;
-        double p = (double)total * sizeof(float) / 1e6;
-        double o = 2.0 * (double)(r->opt.hi - r->opt.lo) * sizeof(float) / 1e6;
-        double g = p;
-
-        if (r->stage2) {
-            /* Resident at most: the range's sums, the embeddings and
-             * heads (written from the start of the backward to its end)
-             * and the largest layer being reduced. */
-            size_t big = 0, lo, hi;
-
-            for (int l = 0; l < r->cfg.num_layers; l++) {
-                model_layer_range(r->m, l, &lo, &hi);
-                big = hi - lo > big ? hi - lo : big;
-            }
-            g = (double)(r->opt.hi - r->opt.lo + r->layers_lo +
-                         (total - r->layers_hi) + big) *
-                sizeof(float) / 1e6;
-            if (r->stage3) /* the parameters alike */
-                p = g;
-        }
-        if (r->ops->dtype != OPS_F32) /* (the 16-bit compute copy) */
-            log_info("memory per rank: parameters %.1f MB (fp32 master "
-                     "weights) + %.1f MB (%s compute copy), gradients %.1f "
-                     "MB, optimizer %.1f MB, activations %.1f MB",
-                     p, (double)total * ops_dtype_size(r->ops->dtype) / 1e6,
-                     ops_dtype_name(r->ops->dtype), g, o,
-                     model_activation_bytes(r->m) / 1e6);
-        else
-            log_info("memory per rank: parameters %.1f MB, gradients %.1f "
-                     "MB, optimizer %.1f MB, activations %.1f MB",
-                     p, g, o, model_activation_bytes(r->m) / 1e6);
-    }
+    report_memory(r);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -317,9 +317,14 @@ setup(struct run *r)
 
     op = r->ops;
     {
-        struct model_par par = {
-            { r->tp, r->tp_rank, tp_all_reduce, r }, r->pp, r->pp_rank, 1
-        };
+        int sharded = r->sh > 1 ? a->sharding_stage : 0;
+        /* Stages 2 and 3 hold their ranges, not the flat buffers (zero/). */
+        struct model_par par = { { r->tp, r->tp_rank, tp_all_reduce, r },
+                                 r->pp,
+                                 r->pp_rank,
+                                 1,
+                                 sharded >= 2,
+                                 sharded == 3 };
 
         /* 1F1B holds the activations of up to pp - stage micro-batches. */
         if (r->pp > 1)
@@ -403,8 +408,7 @@ run_release(struct run *r)
     loader_free(r->train);
     loader_free(r->valid);
     optim_release(&r->opt);
-    if (r->gacc)
-        model_ops(r->m)->release(r->gacc);
+    zero_release(r);
     loss_sums_release(r, &r->train_losses);
     if (r->ops) {
         r->ops->release(r->scalars);
@@ -418,8 +422,6 @@ run_release(struct run *r)
     free(r->vocab_path);
     hf_tokenizer_release(&r->tok);
     free(r->config_path);
-    free(r->shard_off);
-    free(r->clip_off);
     args_release(&r->a);
     r->comm->destroy(r->comm);
 }

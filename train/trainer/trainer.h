@@ -53,6 +53,31 @@ void load_or_init(struct run *r);
 void save(struct run *r, const char *name, int keep_backup);
 
 /* ------------------------------------------------------------------------ */
+/* trainer/tensors.c: the model's tensors whole, one at a time               */
+
+/* The checkpoints' view of the model: its tensors whole (io->ct), gathered
+ * from and handed to the ranks that hold their parts. */
+struct tensor_io {
+    struct run *r;
+    struct param_table whole; /* the checkpoints' layout (tp 1) */
+    struct param_table parts; /* the same, as this tensor-parallel rank's */
+    float *dev;  /* backend: where a tensor's parts meet (saving) */
+    float *host; /* host: rank 0's parts of a tensor (saving), or one part
+                    (loading); NULL without tensor parallelism */
+    struct ckpt_tensors ct;
+};
+
+/* tensors_open: io for a save (saving 1: every rank calls it, and
+ * ckpt_save_tensors() with io->ct) or a load; its buffers are one tensor
+ * each.  tensors_close: free them. */
+void tensors_open(struct tensor_io *io, struct run *r, int saving);
+void tensors_close(struct tensor_io *io);
+
+/* tensors_init: this rank's parameters initialised (params_fill_tensor()),
+ * one tensor at a time, into what its buffers hold. */
+void tensors_init(struct run *r, uint64_t seed);
+
+/* ------------------------------------------------------------------------ */
 /* trainer/evaluate.c                                                        */
 
 /* evaluate: `iters` micro-batches of a split on each rank, continuing its

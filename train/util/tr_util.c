@@ -88,3 +88,47 @@ tr_sync_parent(const char *path)
     }
     free(dir);
 }
+
+/* Each staging block starts with its size (16 bytes keep malloc's
+ * alignment). */
+#define STAGE_HEADER 16
+static size_t stage_held, stage_peak;
+
+void *
+tr_stage_alloc(size_t bytes)
+{
+    char *p;
+
+    if (bytes > (size_t)-1 - STAGE_HEADER ||
+        (p = malloc(STAGE_HEADER + bytes)) == NULL)
+        return NULL;
+    memcpy(p, &bytes, sizeof(bytes));
+    stage_held += bytes;
+    if (stage_held > stage_peak)
+        stage_peak = stage_held;
+    return p + STAGE_HEADER;
+}
+
+void
+tr_stage_free(void *p)
+{
+    size_t bytes;
+
+    if (p == NULL)
+        return;
+    memcpy(&bytes, (char *)p - STAGE_HEADER, sizeof(bytes));
+    stage_held -= bytes;
+    free((char *)p - STAGE_HEADER);
+}
+
+void
+tr_stage_reset(void)
+{
+    stage_peak = stage_held;
+}
+
+size_t
+tr_stage_peak(void)
+{
+    return stage_peak;
+}

@@ -2,8 +2,9 @@
 /*
  * tr_util.h: the small helpers the trainer's files share, written once:
  * an error message into a caller's buffer, a whole buffer written to a
- * file descriptor, a directory made with its parents, and a rename made
- * durable.  Library code: nothing here exits or prints.
+ * file descriptor, a directory made with its parents, a rename made
+ * durable, and counted staging memory.  Library code: nothing here exits
+ * or prints.
  */
 #ifndef TRAIN_TR_UTIL_H
 #define TRAIN_TR_UTIL_H
@@ -35,6 +36,17 @@ int tr_make_dirs(const char *path, char failed[PATH_MAX]);
  * into it survives a crash; failures are ignored (the rename is done,
  * only its durability is at stake). */
 void tr_sync_parent(const char *path);
+
+/* tr_stage_alloc, tr_stage_free: host memory staging tensors on their way
+ * between a file and the buffers that own them (checkpoints: one tensor
+ * at a time, never the model), counted: tr_stage_peak() is the most bytes
+ * held at once since tr_stage_reset(), so tests can check the bound.
+ * Not thread-safe: one save or load at a time.  tr_stage_alloc returns
+ * NULL when out of memory; tr_stage_free(NULL) does nothing. */
+void *tr_stage_alloc(size_t bytes);
+void tr_stage_free(void *p);
+void tr_stage_reset(void);
+size_t tr_stage_peak(void);
 
 #ifdef __cplusplus
 }
