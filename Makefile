@@ -77,6 +77,7 @@ include mk/vocab.mk
 include mk/tests.mk
 include mk/docs.mk
 include mk/pgo.mk
+include mk/fuzz.mk
 
 # ---------------------------------------------------------------- rules
 $(BUILD)/%.o: %.c
