@@ -5,7 +5,10 @@
 #     build-fuzz/lib*.a (a target links only what it uses);
 #   - `make test` replays its corpus, testdata/fuzz/<target>/, through
 #     replay.c (mk/tests.mk's replay_% rule; the rules below for the
-#     targets that need more than libdata and libtok).
+#     targets that need more than libdata and libtok);
+#   - `make fuzz-run` runs every target (or FUZZ_TARGETS) for FUZZ_TIME
+#     seconds on a scratch copy of its corpus, on all cores (FUZZ_JOBS),
+#     and turns what it finds into regression inputs (scripts/fuzz-run).
 
 # ------------------------------------------------------ the corpus replays
 # The trainer's parsers: libtrain and what it links.
@@ -79,3 +82,14 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIBDATA) \
 fuzz: $(FUZZ_BINS)
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
+
+# ------------------------------------------------------ campaigns
+# make fuzz-run [FUZZ_TIME=seconds] [FUZZ_JOBS=n] [FUZZ_TARGETS='a b']
+FUZZ_TIME ?= 60
+FUZZ_JOBS ?=
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz-run
+fuzz-run:
+	+@MAKE='$(MAKE)' scripts/fuzz-run -t $(FUZZ_TIME) \
+		$(if $(FUZZ_JOBS),-j $(FUZZ_JOBS)) $(FUZZ_TARGETS)
