@@ -5,10 +5,11 @@
  * files (train/ckpt/hf_tokenizer.c), where the end-to-end tests
  * (tests/train/check_events.py, check_hf.py: the real readers) do not
  * reach: --report_to's words, TensorBoard's file named after a newer one
- * already there, its record framing, VisualDL's resume dropping the later
- * records and a torn last record, an ERNIE vocab in the token<TAB>id form
- * with CRLF line ends, and the tokenizer errors.  Files go to a fresh
- * directory under $TMPDIR.
+ * already there (but not after a name with the largest number), its
+ * record framing, VisualDL's resume dropping the later records and a torn
+ * last record, an ERNIE vocab in the token<TAB>id form with CRLF line
+ * ends, and the tokenizer errors.  Files go to a fresh directory under
+ * $TMPDIR.
  */
 #include <stdint.h>
 #include <string.h>
@@ -122,6 +123,32 @@ test_events_tensorboard_file(void)
     events_close(ev);
     events_close(NULL);
     CHECK_EQ_INT(events_write(NULL, 1, s, 2, err, sizeof(err)), 0);
+}
+
+/* Earlier files named with the largest number: ours take the time, not
+ * a number past it (the sum overflowed; fuzz_tblog found it). */
+static void
+test_events_names_past_largest(void)
+{
+    const char *dir = test_dir("largest");
+    char err[256];
+    struct events *ev;
+    long long t0 = (long long)time(NULL), t1, tb, vdl;
+
+    write_file(path_of(dir, "events.out.tfevents.9223372036854775807.h.1"), "",
+               0);
+    write_file(path_of(dir, "vdlrecords.9223372036854775807.log"), "", 0);
+    CHECK_EQ_INT(events_open(&ev, EVENTS_TENSORBOARD | EVENTS_VISUALDL, dir, 1,
+                             err, sizeof(err)),
+                 0);
+    t1 = (long long)time(NULL);
+    tb = strtoll(strstr(events_path(ev, EVENTS_TENSORBOARD), "tfevents.") + 9,
+                 NULL, 10);
+    vdl = strtoll(strstr(events_path(ev, EVENTS_VISUALDL), "vdlrecords.") + 11,
+                  NULL, 10);
+    CHECK(tb >= t0 && tb <= t1);
+    CHECK(vdl >= t0 && vdl <= t1);
+    events_close(ev);
 }
 
 /* The steps (first value's ids) of the records of a VisualDL file. */
@@ -249,5 +276,5 @@ test_hf_tokenizer_files(void)
 }
 
 TESTS(test_train_events, TEST(test_events_targets),
-      TEST(test_events_tensorboard_file), TEST(test_events_visualdl_resume),
-      TEST(test_hf_tokenizer_files))
+      TEST(test_events_tensorboard_file), TEST(test_events_names_past_largest),
+      TEST(test_events_visualdl_resume), TEST(test_hf_tokenizer_files))

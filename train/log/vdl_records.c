@@ -157,7 +157,8 @@ vdl_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
         return event_file_open(ef, path, "ab", err, errlen);
     }
     /* A new file, named to be the newest (the one VisualDL shows). */
-    if (newest && sscanf(newest, VDL_MARK ".%lld", &last) == 1 && last >= secs)
+    if (newest && sscanf(newest, VDL_MARK ".%lld", &last) == 1 &&
+        last >= secs && last < LLONG_MAX)
         secs = last + 1;
     free(newest);
     n = snprintf(path, sizeof(path), "%s/" VDL_MARK ".%010lld.log", dir, secs);
