@@ -7,9 +7,9 @@
  * reach: --report_to's words, TensorBoard's file named after a newer one
  * already there (but not after a name with the largest number), its
  * record framing, VisualDL's resume dropping the later records and a torn
- * last record, an ERNIE vocab in the token<TAB>id form with CRLF line
- * ends, and the tokenizer errors.  Files go to a fresh directory under
- * $TMPDIR.
+ * last record (and keeping an empty one), an ERNIE vocab in the
+ * token<TAB>id form with CRLF line ends, and the tokenizer errors.  Files
+ * go to a fresh directory under $TMPDIR.
  */
 #include <stdint.h>
 #include <string.h>
@@ -215,6 +215,24 @@ test_events_visualdl_resume(void)
     CHECK_EQ_INT(n, 1);
     CHECK_EQ_INT(count_files(dir, &n), 1);
     CHECK_EQ_INT(n, 0); /* no temporary left */
+    /* An empty record (a length of 0) is kept like any other, even the
+     * first. */
+    p = read_file(path, &len);
+    p = realloc(p, len + 8);
+    CHECK(p != NULL);
+    memmove(p + 8, p, len);
+    memset(p, 0, 8);
+    write_file(path, p, len + 8);
+    free(p);
+    CHECK_EQ_INT(events_open(&ev, EVENTS_VISUALDL, dir, 5, err, sizeof(err)),
+                 0);
+    CHECK_EQ_INT(events_write(ev, 5, &s, 1, err, sizeof(err)), 0);
+    events_close(ev);
+    n = vdl_steps(path, steps, 32);
+    CHECK_EQ_INT(n, 7);
+    CHECK_EQ_INT(steps[0], -1);
+    for (int i = 1; i < n; i++)
+        CHECK_EQ_INT(steps[i], i - 1);
     /* A fresh run starts its own file. */
     CHECK_EQ_INT(events_open(&ev, EVENTS_VISUALDL, dir, 1, err, sizeof(err)),
                  0);
