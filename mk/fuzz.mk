@@ -12,11 +12,12 @@
 
 # ------------------------------------------------------ the corpus replays
 # The trainer's parsers: libtrain and what it links.
-FUZZ_TRAIN_TARGETS := safetensors
+FUZZ_TRAIN_TARGETS := safetensors train_config train_args trainer_state tblog
 FUZZ_TRAIN_REPLAY := $(FUZZ_TRAIN_TARGETS:%=$(BUILD)/tests/replay_%)
 
 $(FUZZ_TRAIN_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o): \
 	ALL_CFLAGS += $(TRAIN_CFLAGS)
+$(BUILD)/tests/fuzz/fuzz_tblog.o: $(TRAIN_PROTO_HDRS)
 $(FUZZ_TRAIN_REPLAY): $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
 		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTRAIN) $(LIBDATA) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
@@ -54,7 +55,8 @@ $(FUZZ_BUILD)/obj/%.o: %.c
 $(FUZZ_BUILD)/obj/train/%.o $(FUZZ_BUILD)/obj/$(BUILD)/proto/%.o \
 	$(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o): \
 	FUZZ_CFLAGS += $(TRAIN_CFLAGS) -Wno-pass-failed
-$(FUZZ_TRAIN_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o): | $(TRAIN_PROTO_HDRS)
+$(FUZZ_TRAIN_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o) \
+	$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_tblog.o: | $(TRAIN_PROTO_HDRS)
 $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_jieba_cut.o: FUZZ_CFLAGS += $(FUZZ_JIEBA_DEF)
 
 $(FUZZ_LIBTOK): $(LIBTOK_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)

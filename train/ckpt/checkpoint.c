@@ -643,12 +643,12 @@ get_count(const char *path, struct json_object *j, const char *key,
 }
 
 static int
-read_state(const char *dir, const struct model *m, struct train_state *s,
+read_state(const char *dir, enum model_type type, struct train_state *s,
            char *err, size_t errlen)
 {
     struct json_object *j, *v = NULL;
     char path[PATH_MAX], why[160];
-    const char *want = model_cfg(m)->type == MODEL_GPT ? "gpt" : "ernie";
+    const char *want = type == MODEL_GPT ? "gpt" : "ernie";
     uint64_t gs, os, gbs, mbs;
     size_t len;
     char *text;
@@ -844,7 +844,7 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
     static const char *const optim_prefix[] = { "exp_avg.", "exp_avg_sq." };
     struct train_state st;
 
-    if (read_state(dir, m, &st, err, errlen) < 0 ||
+    if (read_state(dir, model_cfg(m)->type, &st, err, errlen) < 0 ||
         check_config(dir, m, err, errlen) < 0)
         return -1;
     {
@@ -869,6 +869,13 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
     }
     *s = st;
     return 0;
+}
+
+int
+ckpt_read_state(const char *dir, enum model_type type, struct train_state *s,
+                char *err, size_t errlen)
+{
+    return read_state(dir, type, s, err, errlen);
 }
 
 int
