@@ -44,8 +44,11 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_LIBTOK := $(FUZZ_BUILD)/libtok.a
 FUZZ_LIBDATA := $(FUZZ_BUILD)/libdata.a
 FUZZ_LIBTRAIN := $(FUZZ_BUILD)/libtrain.a
-FUZZ_TRAIN_SRCS := $(LIBTRAIN_SRCS) \
+# libtrain's C (never the CUDA backend: the stub where the tree has one,
+# and none of the backend's libraries) and its protobuf-c records.
+FUZZ_TRAIN_SRCS := $(sort $(LIBTRAIN_SRCS) $(wildcard train/ops_cuda_stub.c)) \
 	$(TRAIN_PROTOS:train/log/%.proto=$(BUILD)/proto/%.pb-c.c)
+FUZZ_TRAIN_LIBS = -fopenmp $(filter-out %.a,$(LIBTRAIN_LIBS))
 
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -71,8 +74,7 @@ $(FUZZ_BUILD)/fuzz_wwm: $(FUZZ_BUILD)/obj/tools/wwm.o
 $(FUZZ_BUILD)/fuzz_json: $(FUZZ_BUILD)/obj/tools/cli_json.o
 $(FUZZ_BUILD)/fuzz_jieba_cut: | $(JIEBA_MODEL)
 $(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/fuzz_%): $(FUZZ_LIBTRAIN)
-$(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/fuzz_%): \
-	FUZZ_LIBS = -fopenmp $(LIBTRAIN_LIBS)
+$(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/fuzz_%): FUZZ_LIBS = $(FUZZ_TRAIN_LIBS)
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIBDATA) \
 		$(FUZZ_LIBTOK)
