@@ -79,6 +79,7 @@ include mk/tests.mk
 include mk/gpu.mk
 include mk/docs.mk
 include mk/pgo.mk
+include mk/fuzz.mk
 
 # ---------------------------------------------------------------- rules
 $(BUILD)/%.o: %.c
@@ -193,6 +194,10 @@ help:
 	@echo '             machine with a GPU (tests/gpu/README.md); test-gpu'
 	@echo '             builds and runs it here, on a machine with a GPU'
 	@echo '  fuzz       libFuzzer targets with clang (build-fuzz/)'
+	@echo '  fuzz-run   build them and run each for FUZZ_TIME seconds'
+	@echo '             (default 60) on all cores (FUZZ_JOBS) on a scratch'
+	@echo '             copy of its corpus; findings go to testdata/fuzz/'
+	@echo '             (scripts/fuzz-run; FUZZ_TARGETS: some only)'
 	@echo '  pgo        the preprocessing tools with profile-guided'
 	@echo '             optimization (build-pgo/, trained on $$(DATA));'
 	@echo '             test-pgo checks their output against build/'

@@ -211,29 +211,6 @@ check: deps
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined test
 	@$(MAKE) --no-print-directory man-lint format-check
 
-# libFuzzer targets (clang): build-fuzz/fuzz_<target>.  Run one with e.g.
-#   build-fuzz/fuzz_encode -max_total_time=60 testdata/fuzz/encode
-FUZZ_CC ?= clang
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -ffp-contract=off
-FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/%)
-
-.PHONY: fuzz
-fuzz: $(FUZZ_BINS)
-
-build-fuzz/fuzz_wwm: FUZZ_EXTRA := tools/wwm.c
-build-fuzz/fuzz_wwm: tools/wwm.c tools/wwm.h
-build-fuzz/fuzz_json: FUZZ_EXTRA := tools/cli_json.c
-build-fuzz/fuzz_json: tools/cli_json.c tools/cli.h
-
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIBTOK_SRCS) libtok/tok.h \
-		libtok/tok_int.h libtok/tok_lac_int.h tests/fuzz/lac_fuzz.h \
-		tests/lac_fixture.h $(LIBDATA_SRCS) libdata/ds.h libdata/ds_int.h
-	@mkdir -p $(@D)
-	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -pthread -Ilibtok \
-		-Ilibdata $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIBTOK_SRCS) \
-		$(LIBDATA_SRCS) $(LIBDATA_LIBS) $(REQ_LIBS) -lm
-
 # The benchmarks' venv: the oracles' plus the peers of bench/requirements.txt.
 # Each bench script builds what it runs (bench/lib.sh's bench_setup), so it
 # can also be run on its own.

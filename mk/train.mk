@@ -139,20 +139,3 @@ $(BUILD)/tests/drv_train: $(BUILD)/tests/drivers/drv_train.o $(LIBTRAIN) \
 		$(LIBDATA_LIBS) $(REQ_LIBS)
 
 $(BUILD)/tests/drivers/drv_train.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
-
-# The safetensors fuzz target (tests/fuzz/fuzz_safetensors.c) reads with
-# train/ckpt/safetensors.c: its corpus replay links libtrain, and its
-# libFuzzer build compiles that file and train/util/tr_util.c.
-$(BUILD)/tests/fuzz/fuzz_safetensors.o: ALL_CFLAGS += -Itrain
-$(BUILD)/tests/replay_safetensors: $(BUILD)/tests/fuzz/fuzz_safetensors.o \
-		$(BUILD)/tests/fuzz/fuzz_replay.o $(LIBTRAIN)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
-		$(REQ_LIBS)
-
-build-fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c \
-		train/ckpt/safetensors.c train/ckpt/safetensors.h \
-		train/util/tr_util.c train/util/tr_util.h
-	@mkdir -p $(@D)
-	$(QUIET_LINK)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Ilibtok -Itrain \
-		$(FUZZ_FLAGS) -o $@ $< train/ckpt/safetensors.c \
-		train/util/tr_util.c

@@ -16,13 +16,7 @@
 #include "lac_fuzz.h"
 
 static struct tok_lac *lac;
-static char user_path[128];
-
-static void
-remove_user(void)
-{
-    unlink(user_path);
-}
+static char user_path[FUZZ_PATH_MAX];
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -31,17 +25,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t dict_len = nul ? (size_t)(nul - data) : size;
     const char *texts[64];
     size_t lens[64], n = 0;
-    FILE *f;
 
     if (lac == NULL) {
         if (tok_lac_open(&lac, lac_fuzz_setup(), 0, NULL) < 0)
             abort();
-        snprintf(user_path, sizeof(user_path), "%s/user.dic", lac_fuzz_dir);
-        atexit(remove_user);
+        fuzz_tmp_path(user_path, sizeof(user_path), "user.dic");
     }
-    f = fopen(user_path, "wb");
-    if (f == NULL || fwrite(data, 1, dict_len, f) != dict_len || fclose(f))
-        abort();
+    fuzz_write_file(user_path, data, dict_len);
     /* A failed load keeps the dictionary before it. */
     tok_lac_load_customization(lac, user_path,
                                dict_len && data[0] == ';' ? ";" : NULL, NULL);

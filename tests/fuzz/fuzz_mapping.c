@@ -5,9 +5,7 @@
  * DS_EFORMAT or accept a file whose every row it can read back within the
  * documents.
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "fuzz.h"
 #include "ds.h"
@@ -19,21 +17,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const struct ds_mapping_params p = { 2,    DS_MAPPING_EPOCHS_ANY,
                                                 100,  0.5,
                                                 1234, 2 };
-    char path[] = "/tmp/fuzz_mapping.XXXXXX";
+    char path[FUZZ_PATH_MAX];
     struct ds_mapping *m;
     struct ds_err e;
-    int fd = mkstemp(path), rc;
+    int rc;
 
-    if (fd < 0)
-        return 0;
-    if (write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        unlink(path);
-        return 0;
-    }
-    close(fd);
+    fuzz_write_file(fuzz_tmp_path(path, sizeof(path), "mapping.npy"), data,
+                    size);
     rc = ds_mapping_load(&m, path, docs, 6, 15, &p, &e);
-    unlink(path);
     if (rc < 0) {
         if (rc != DS_EFORMAT && rc != DS_EIO)
             abort();

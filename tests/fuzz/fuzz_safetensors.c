@@ -33,8 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct st_tensor *t;
     struct st_err e;
     uint64_t hlen = 0, total = 0;
-    const char *tmp;
-    char path[4096];
+    char path[FUZZ_PATH_MAX];
     size_t n;
 
     e.msg[0] = '\0';
@@ -63,9 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     for (size_t i = 0; i < n; i++)
         t[i] = *st_at(f, i);
-    tmp = getenv("TMPDIR");
-    snprintf(path, sizeof(path), "%s/fuzz_safetensors.%ld",
-             tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    fuzz_tmp_path(path, sizeof(path), "round-trip.safetensors");
     if (st_write(path, t, n, NULL, &e) < 0 || st_open(&g, path, &e) < 0 ||
         st_count(g) != n)
         abort();

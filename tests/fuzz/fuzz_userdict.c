@@ -14,16 +14,8 @@
 #include "fuzz.h"
 #include "tok.h"
 
-static char model_path[64], dict_path[64], user_path[64];
-
-/* The files setup() writes go when the process exits. */
-static void
-remove_files(void)
-{
-    unlink(dict_path);
-    unlink(model_path);
-    unlink(user_path);
-}
+static char model_path[FUZZ_PATH_MAX], dict_path[FUZZ_PATH_MAX],
+    user_path[FUZZ_PATH_MAX];
 
 static void
 setup(void)
@@ -31,13 +23,9 @@ setup(void)
     const char *hmm = getenv("JIEBA_HMM_DIR");
     FILE *f;
 
-    snprintf(dict_path, sizeof(dict_path), "/tmp/fuzz-ud-%ld.dict",
-             (long)getpid());
-    snprintf(model_path, sizeof(model_path), "/tmp/fuzz-ud-%ld.model",
-             (long)getpid());
-    snprintf(user_path, sizeof(user_path), "/tmp/fuzz-ud-%ld.user",
-             (long)getpid());
-    atexit(remove_files);
+    fuzz_tmp_path(dict_path, sizeof(dict_path), "dict.txt");
+    fuzz_tmp_path(model_path, sizeof(model_path), "jieba.model");
+    fuzz_tmp_path(user_path, sizeof(user_path), "user.dict");
     f = fopen(dict_path, "w");
     if (f == NULL)
         abort();
@@ -60,14 +48,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                    "\xe8\xaf\x8d AT&T test 123";
     struct tok_jieba *j;
     struct tok_words w;
-    FILE *f;
     size_t at = 0;
 
     if (model_path[0] == '\0')
         setup();
-    f = fopen(user_path, "wb");
-    if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-        abort();
+    fuzz_write_file(user_path, data, size);
     if (tok_jieba_open(&j, model_path, NULL) < 0)
         abort();
     if (tok_jieba_load_userdict(j, user_path, NULL) >= 0) {

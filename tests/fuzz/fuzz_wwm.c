@@ -142,7 +142,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     out = malloc((e.n ? e.n : 1) * sizeof(*out));
     if (out == NULL)
         abort();
-    memcpy(out, e.ids, e.n * sizeof(*out));
+    if (e.n > 0) /* a text of no tokens has no ids array (e.ids NULL) */
+        memcpy(out, e.ids, e.n * sizeof(*out));
     if (wwm_mark(m, marks[max_l - 1], out, e.want_chars ? e.chars : NULL, e.n) <
         0)
         abort();

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lac_fuzz.h: what the LAC fuzz targets share: the tiny package of
- * tests/lac_fixture.h compiled once into a model under a private
- * directory of /tmp (removed at exit), and a check that a text's words
- * cover it exactly.
+ * tests/lac_fixture.h compiled once into a model in the target's scratch
+ * directory (fuzz_tmp_dir(), removed at exit), and a check that a text's
+ * words cover it exactly.
  */
 #ifndef LAC_FUZZ_H
 #define LAC_FUZZ_H
@@ -14,32 +14,20 @@
 #include <unistd.h>
 
 #include "../lac_fixture.h"
+#include "fuzz.h"
 #include "tok.h"
 #include "tok_lac_int.h"
 
-static char lac_fuzz_dir[64], lac_fuzz_model[96];
-
-static void
-lac_fuzz_cleanup(void)
-{
-    char cmd[128];
-
-    if (strncmp(lac_fuzz_dir, "/tmp/fuzz-lac-", 14) == 0) {
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", lac_fuzz_dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", lac_fuzz_dir);
-    }
-}
+static char lac_fuzz_dir[FUZZ_PATH_MAX], lac_fuzz_model[FUZZ_PATH_MAX + 16];
 
 /* The fixture's model (compiled on first use). */
 static const char *
 lac_fuzz_setup(void)
 {
     if (lac_fuzz_model[0] == '\0') {
-        snprintf(lac_fuzz_dir, sizeof(lac_fuzz_dir), "/tmp/fuzz-lac-XXXXXX");
-        if (mkdtemp(lac_fuzz_dir) == NULL || lac_fixture_write(lac_fuzz_dir))
+        fuzz_tmp_path(lac_fuzz_dir, sizeof(lac_fuzz_dir), "lac");
+        if (mkdir(lac_fuzz_dir, 0700) != 0 || lac_fixture_write(lac_fuzz_dir))
             abort();
-        atexit(lac_fuzz_cleanup);
         snprintf(lac_fuzz_model, sizeof(lac_fuzz_model), "%s/lac.model",
                  lac_fuzz_dir);
         if (tok_lac_compile(lac_fuzz_dir, lac_fuzz_model, "fuzz", NULL) < 0)

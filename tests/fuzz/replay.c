@@ -4,7 +4,8 @@
  * files named) to a fuzz target, so the committed corpus runs in
  * `make test` without clang.  A crash (or an unreadable file) is the
  * failure; the whole corpus counts as one test: "<target>: 1 passed,
- * 0 failed, 0 skipped (N inputs)".
+ * 0 failed, 0 skipped (N inputs)".  A target's LLVMFuzzerInitialize(),
+ * if it has one, runs first, as libFuzzer runs it.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -48,6 +49,8 @@ main(int argc, char **argv)
     const char *name = argc > 0 ? strrchr(argv[0], '/') : NULL;
 
     name = name ? name + 1 : "replay";
+    if (LLVMFuzzerInitialize != NULL)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++) {
         struct stat st;
         DIR *d;

@@ -5,10 +5,11 @@
  * files (train/ckpt/hf_tokenizer.c), where the end-to-end tests
  * (tests/train/check_events.py, check_hf.py: the real readers) do not
  * reach: --report_to's words, TensorBoard's file named after a newer one
- * already there, its record framing, VisualDL's resume dropping the later
- * records and a torn last record, an ERNIE vocab in the token<TAB>id form
- * with CRLF line ends, and the tokenizer errors.  Files go to a fresh
- * directory under $TMPDIR.
+ * already there (but not after a name with the largest number), its
+ * record framing, VisualDL's resume dropping the later records and a torn
+ * last record (and keeping an empty one), an ERNIE vocab in the
+ * token<TAB>id form with CRLF line ends, and the tokenizer errors.  Files
+ * go to a fresh directory under $TMPDIR.
  */
 #include <stdint.h>
 #include <string.h>
@@ -124,6 +125,32 @@ test_events_tensorboard_file(void)
     CHECK_EQ_INT(events_write(NULL, 1, s, 2, err, sizeof(err)), 0);
 }
 
+/* Earlier files named with the largest number: ours take the time, not
+ * a number past it (the sum overflowed; fuzz_tblog found it). */
+static void
+test_events_names_past_largest(void)
+{
+    const char *dir = test_dir("largest");
+    char err[256];
+    struct events *ev;
+    long long t0 = (long long)time(NULL), t1, tb, vdl;
+
+    write_file(path_of(dir, "events.out.tfevents.9223372036854775807.h.1"), "",
+               0);
+    write_file(path_of(dir, "vdlrecords.9223372036854775807.log"), "", 0);
+    CHECK_EQ_INT(events_open(&ev, EVENTS_TENSORBOARD | EVENTS_VISUALDL, dir, 1,
+                             err, sizeof(err)),
+                 0);
+    t1 = (long long)time(NULL);
+    tb = strtoll(strstr(events_path(ev, EVENTS_TENSORBOARD), "tfevents.") + 9,
+                 NULL, 10);
+    vdl = strtoll(strstr(events_path(ev, EVENTS_VISUALDL), "vdlrecords.") + 11,
+                  NULL, 10);
+    CHECK(tb >= t0 && tb <= t1);
+    CHECK(vdl >= t0 && vdl <= t1);
+    events_close(ev);
+}
+
 /* The steps (first value's ids) of the records of a VisualDL file. */
 static int
 vdl_steps(const char *path, int64_t *steps, int max)
@@ -188,6 +215,24 @@ test_events_visualdl_resume(void)
     CHECK_EQ_INT(n, 1);
     CHECK_EQ_INT(count_files(dir, &n), 1);
     CHECK_EQ_INT(n, 0); /* no temporary left */
+    /* An empty record (a length of 0) is kept like any other, even the
+     * first. */
+    p = read_file(path, &len);
+    p = realloc(p, len + 8);
+    CHECK(p != NULL);
+    memmove(p + 8, p, len);
+    memset(p, 0, 8);
+    write_file(path, p, len + 8);
+    free(p);
+    CHECK_EQ_INT(events_open(&ev, EVENTS_VISUALDL, dir, 5, err, sizeof(err)),
+                 0);
+    CHECK_EQ_INT(events_write(ev, 5, &s, 1, err, sizeof(err)), 0);
+    events_close(ev);
+    n = vdl_steps(path, steps, 32);
+    CHECK_EQ_INT(n, 7);
+    CHECK_EQ_INT(steps[0], -1);
+    for (int i = 1; i < n; i++)
+        CHECK_EQ_INT(steps[i], i - 1);
     /* A fresh run starts its own file. */
     CHECK_EQ_INT(events_open(&ev, EVENTS_VISUALDL, dir, 1, err, sizeof(err)),
                  0);
@@ -249,5 +294,5 @@ test_hf_tokenizer_files(void)
 }
 
 TESTS(test_train_events, TEST(test_events_targets),
-      TEST(test_events_tensorboard_file), TEST(test_events_visualdl_resume),
-      TEST(test_hf_tokenizer_files))
+      TEST(test_events_tensorboard_file), TEST(test_events_names_past_largest),
+      TEST(test_events_visualdl_resume), TEST(test_hf_tokenizer_files))

@@ -943,6 +943,13 @@ ckpt_load(const char *dir, struct model *m, struct optimizer *o,
 }
 
 int
+ckpt_read_state(const char *dir, enum model_type type, struct train_state *s,
+                char *err, size_t errlen)
+{
+    return read_state(dir, type, s, err, errlen);
+}
+
+int
 ckpt_exists(const char *dir)
 {
     static const char *const files[] = { STATE_FILE, MODEL_FILE, OPTIM_FILE };

@@ -146,6 +146,12 @@ int ckpt_load_tensors(const char *dir, const struct model_config *cfg,
 int ckpt_load(const char *dir, struct model *m, struct optimizer *o,
               struct train_state *s, char *err, size_t errlen);
 
+/* ckpt_read_state: read dir's trainer_state.json into *s, as ckpt_load()
+ * does, for a run of model type `type`.  Returns 0, or -1 with err naming
+ * the file and what is wrong; on failure *s may be partly written. */
+int ckpt_read_state(const char *dir, enum model_type type,
+                    struct train_state *s, char *err, size_t errlen);
+
 /* ckpt_clean_stale: remove from dir (an output directory) what
  * interrupted runs left: ckpt_save()'s temporary directories
  * "<name>.tmp.<pid>" and "<name>.old.<pid>", and any other

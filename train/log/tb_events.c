@@ -85,12 +85,13 @@ tb_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
     int n;
 
     /* TensorBoard reads a run's files in name order: this one after the
-     * earlier runs' (whose points its START may drop). */
+     * earlier runs' (whose points its START may drop).  A name whose
+     * number cannot be passed (LLONG_MAX) is no earlier run's. */
     if (events_newest(dir, TB_MARK, &newest, err, errlen) < 0)
         return -1;
     if (newest &&
         sscanf(strstr(newest, TB_MARK) + strlen(TB_MARK), "%lld", &last) == 1 &&
-        last >= secs)
+        last >= secs && last < LLONG_MAX)
         secs = last + 1;
     free(newest);
     if (gethostname(host, sizeof(host)) < 0)

@@ -87,8 +87,10 @@ drop_from_step(const char *path, int64_t first_step, char *err, size_t errlen)
             n |= (uint64_t)head[i] << (8 * i);
         if (n > ((size_t)1 << 30)) /* not one of ours: stop here */
             break;
-        if (n > cap) {
-            unsigned char *d = realloc(data, (size_t)n);
+        /* (An empty record still gets a buffer: fread and fwrite take
+         * none that is NULL.) */
+        if (n > cap || data == NULL) {
+            unsigned char *d = realloc(data, n > 0 ? (size_t)n : 1);
 
             if (d == NULL) {
                 tr_fail(err, errlen, "out of memory");
@@ -157,7 +159,8 @@ vdl_open(struct event_file *ef, const char *dir, int64_t first_step, char *err,
         return event_file_open(ef, path, "ab", err, errlen);
     }
     /* A new file, named to be the newest (the one VisualDL shows). */
-    if (newest && sscanf(newest, VDL_MARK ".%lld", &last) == 1 && last >= secs)
+    if (newest && sscanf(newest, VDL_MARK ".%lld", &last) == 1 &&
+        last >= secs && last < LLONG_MAX)
         secs = last + 1;
     free(newest);
     n = snprintf(path, sizeof(path), "%s/" VDL_MARK ".%010lld.log", dir, secs);
