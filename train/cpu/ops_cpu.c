@@ -711,8 +711,8 @@ head_at(const float *qkv, int bh, int T, int C, int NH, int h0, int NH_all)
 
 /* Softmax of one row of scores in place over its first n_keys entries
  * (the rest, causally masked, become exactly 0), after adding bias. */
-CLONES static void
-softmax_row(float *row, const float *bias, int n_keys, int T)
+CLONES void
+cpu_softmax_row(float *row, const float *bias, int n_keys, int T)
 {
     float max = -INFINITY, sum = 0.0f, inv;
 
@@ -792,7 +792,7 @@ cpu_f32_attention_fwd(float *out, float *att, const float *qkv,
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, alpha,
                     hd.q, 3 * C, hd.k, 3 * C, 0.0f, att_h, T);
         for (int i = 0; i < T; i++)
-            softmax_row(att_h + (size_t)i * T, bias, causal ? i + 1 : T, T);
+            cpu_softmax_row(att_h + (size_t)i * T, bias, causal ? i + 1 : T, T);
         if (p > 0.0f)
             attention_pv_dropped(out_h, att_h, &hd, T, C, causal, p, seed);
         else
@@ -1336,6 +1336,15 @@ f32_attention_fwd(void *out, void *state, const void *qkv,
 }
 
 static void
+f32_attention_kv_fwd(void *out, void *kc, void *vc, const void *qkv,
+                     const int32_t *pos, int B, int n, int C, int NH, int S,
+                     int T_max)
+{
+    LIVE();
+    cpu_f32_attention_kv_fwd(out, kc, vc, qkv, pos, B, n, C, NH, S, T_max);
+}
+
+static void
 f32_attention_bwd(void *dqkv, void *scratch, const void *dout, const void *out,
                   const void *qkv, const void *state, const float *key_bias,
                   int B, int T, int C, int NH, int h0, int NH_all, int causal,
@@ -1470,6 +1479,7 @@ const struct ops cpu_ops_f32 = {
     .attention_scratch_bytes = cpu_attention_scratch_bytes,
     .attention_fwd = f32_attention_fwd,
     .attention_bwd = f32_attention_bwd,
+    .attention_kv_fwd = f32_attention_kv_fwd,
     .xent = f32_xent,
     .xent_max = f32_xent_max,
     .xent_partial = f32_xent_partial,
