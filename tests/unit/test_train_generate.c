@@ -78,8 +78,9 @@ check_kv(const struct ops *o, double tol)
     int32_t *pos = o->alloc(B * sizeof(int32_t), "pos");
     const struct ops *f = ops_cpu(2, OPS_F32);
     /* (n, pos of sequence 0, pos of sequence 1) of each call */
-    static const int calls[][3] = { { 4, 0, 0 }, { 2, 4, 3 }, { 1, 6, 5 },
-                                    { 1, 7, 6 }, { 2, 7, 7 } };
+    static const int calls[][3] = {
+        { 4, 0, 0 }, { 2, 4, 3 }, { 1, 6, 5 }, { 1, 7, 6 }, { 2, 7, 7 }
+    };
 
     for (size_t i = 0; i < nq; i++)
         qkv[i] = 2.0f * frand();
@@ -219,8 +220,8 @@ test_gen_gpt_matches_model(void)
             in[i] = i < 4 ? ids[i] : 0;
             in[6 + i] = ids[T + i];
         }
-        CHECK(gen_gpt_forward(g, 2, 6, in, pos, last, got, err,
-                              sizeof(err)) == 0);
+        CHECK(gen_gpt_forward(g, 2, 6, in, pos, last, got, err, sizeof(err)) ==
+              0);
         for (int b = 0; b < 2; b++)
             worst = fmax(worst,
                          max_diff(got + (size_t)b * V,
@@ -231,13 +232,12 @@ test_gen_gpt_matches_model(void)
         int32_t in[2] = { ids[4 + s], ids[T + 6 + s] };
         int32_t pos[2] = { 4 + s, 6 + s }, last[2] = { 0, 0 };
 
-        CHECK(gen_gpt_forward(g, 2, 1, in, pos, last, got, err,
-                              sizeof(err)) == 0);
+        CHECK(gen_gpt_forward(g, 2, 1, in, pos, last, got, err, sizeof(err)) ==
+              0);
         for (int b = 0; b < 2; b++)
-            worst = fmax(worst, max_diff(got + (size_t)b * V,
-                                         ref + ((size_t)b * T + pos[b]) *
-                                                   m->Vl,
-                                         V));
+            worst = fmax(worst,
+                         max_diff(got + (size_t)b * V,
+                                  ref + ((size_t)b * T + pos[b]) * m->Vl, V));
     }
     CHECK(worst < 1e-4);
     if (harness_failed_checks)
@@ -246,13 +246,13 @@ test_gen_gpt_matches_model(void)
     {
         int32_t in[1] = { 1 }, pos[1] = { 24 }, last[1] = { 0 };
 
-        CHECK(gen_gpt_forward(g, 1, 1, in, pos, last, got, err,
-                              sizeof(err)) < 0);
+        CHECK(gen_gpt_forward(g, 1, 1, in, pos, last, got, err, sizeof(err)) <
+              0);
         CHECK(strstr(err, "outside the context of 24") != NULL);
         pos[0] = 0;
         in[0] = 50;
-        CHECK(gen_gpt_forward(g, 1, 1, in, pos, last, got, err,
-                              sizeof(err)) < 0);
+        CHECK(gen_gpt_forward(g, 1, 1, in, pos, last, got, err, sizeof(err)) <
+              0);
         CHECK(strstr(err, "token id 50 is outside the vocabulary") != NULL);
     }
     gen_gpt_free(g);
@@ -470,8 +470,7 @@ check_batch_alone(enum gen_strategy st)
     p.length_penalty = 1.0;
     p.seed = 5;
     CHECK(gen_gpt_new(&g, m, 9, 24, 12, err, sizeof(err)) == 0);
-    CHECK(gen_run(g, &p, prompts, 3, all, NULL, NULL, err, sizeof(err)) ==
-          0);
+    CHECK(gen_run(g, &p, prompts, 3, all, NULL, NULL, err, sizeof(err)) == 0);
     for (int q = 0; q < 3; q++) {
         CHECK(gen_run(g, &p, &prompts[q], 1, one, NULL, NULL, err,
                       sizeof(err)) == 0);
@@ -491,8 +490,8 @@ check_batch_alone(enum gen_strategy st)
         int same = 1;
 
         p.seed = 6;
-        CHECK(gen_run(g, &p, prompts, 3, one, NULL, NULL, err,
-                      sizeof(err)) == 0);
+        CHECK(gen_run(g, &p, prompts, 3, one, NULL, NULL, err, sizeof(err)) ==
+              0);
         for (int j = 0; j < 2; j++)
             same &= one[j].n == all[j].n &&
                     memcmp(one[j].ids, all[j].ids, (size_t)one[j].n * 4) == 0;
