@@ -9,6 +9,7 @@
 #include <err.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "generate.h"
@@ -40,6 +41,16 @@ struct streamer {
 };
 
 static const char *const finish_names[] = { "eos", "length", "context" };
+
+/* The process's CPU time, all threads. */
+static double
+cpu_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void
 stream_token(void *ctx, int p, int seq, int32_t token)
@@ -221,6 +232,8 @@ gen_text_run(const struct gen_opts *o, struct gen_checkpoint *c,
     struct gen_output *res;
     char msg[1024];
     int rval = 0, per, batch, stream, done = 0;
+    uint64_t n_prompts = 0, n_prompt_tokens = 0, n_new = 0;
+    double t_gen = 0, cpu_gen = 0;
 
     gp.filter.eos_id = o->eos_set             ? o->eos
                        : k->eos_token_id >= 0 ? k->eos_token_id
@@ -282,11 +295,25 @@ gen_text_run(const struct gen_opts *o, struct gen_checkpoint *c,
             rval = 1;
             break;
         }
-        if (gen_run(g, &gp, b.prompts, b.n, res, stream ? stream_token : NULL,
-                    &st, msg, sizeof(msg)) < 0) {
-            warnx("%s", msg);
-            rval = 1;
-            break;
+        {
+            double t0 = cli_now(), c0 = cpu_seconds();
+            int rc =
+                gen_run(g, &gp, b.prompts, b.n, res,
+                        stream ? stream_token : NULL, &st, msg, sizeof(msg));
+
+            t_gen += cli_now() - t0;
+            cpu_gen += cpu_seconds() - c0;
+            if (rc < 0) {
+                warnx("%s", msg);
+                rval = 1;
+                break;
+            }
+        }
+        n_prompts += (uint64_t)b.n;
+        for (int i = 0; i < b.n; i++) {
+            n_prompt_tokens += (uint64_t)b.prompts[i].n;
+            for (int j = 0; j < gp.num_return; j++)
+                n_new += (uint64_t)res[i * gp.num_return + j].n;
         }
         if (stream) {
             /* What was held back (a character cut short), then the end
@@ -313,6 +340,15 @@ gen_text_run(const struct gen_opts *o, struct gen_checkpoint *c,
         batch_clear(&b);
     }
     tok_buf_release(&st.pending);
+    /* What generation took (the model's loading aside). */
+    if (!o->quiet && n_prompts > 0)
+        fprintf(stderr,
+                "generate: %llu prompts (%llu tokens), %llu new tokens in "
+                "%.3f s: %.2f tokens/s, %.2f tokens per CPU second\n",
+                (unsigned long long)n_prompts,
+                (unsigned long long)n_prompt_tokens, (unsigned long long)n_new,
+                t_gen, t_gen > 0 ? (double)n_new / t_gen : 0.0,
+                cpu_gen > 0 ? (double)n_new / cpu_gen : 0.0);
 out:
     batch_clear(&b);
     free(b.rec);

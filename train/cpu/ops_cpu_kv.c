@@ -5,7 +5,8 @@
  * values go into the caches, then each (sequence, head) scores its new
  * queries against every cached key with one SGEMM, takes the causal
  * softmax of each row (ops_cpu.c's) and weighs the values with another
- * SGEMM, as attention_fwd does for a whole sequence.
+ * SGEMM, as attention_fwd does for a whole sequence; a decoding step's
+ * single row goes through plain loops instead.
  */
 #include <assert.h>
 #include <cblas.h>
@@ -14,6 +15,38 @@
 #include <string.h>
 
 #include "cpu_int.h"
+
+/* Rows a call may have and still go through plain loops (a decoding
+ * step's one token): SGEMM's packing costs more than it saves there. */
+#define KV_LOOP_ROWS 4
+
+/* One query row's attention over L keys: scores s[0..L), their softmax,
+ * then o[0..D) = the values weighed. */
+static void
+kv_row(float *o, float *s, const float *q, const float *k, const float *v,
+       size_t ld, int D, int L, float alpha)
+{
+    for (int j = 0; j < L; j++) {
+        const float *kj = k + (size_t)j * ld;
+        float dot = 0.0f;
+
+#pragma omp simd reduction(+ : dot)
+        for (int d = 0; d < D; d++)
+            dot += q[d] * kj[d];
+        s[j] = dot * alpha;
+    }
+    cpu_softmax_row(s, NULL, L, L);
+    for (int d = 0; d < D; d++)
+        o[d] = 0.0f;
+    for (int j = 0; j < L; j++) {
+        const float *vj = v + (size_t)j * ld;
+        float p = s[j];
+
+#pragma omp simd
+        for (int d = 0; d < D; d++)
+            o[d] += p * vj[d];
+    }
+}
 
 void
 cpu_f32_attention_kv_fwd(float *out, float *kc, float *vc, const float *qkv,
@@ -57,13 +90,20 @@ cpu_f32_attention_kv_fwd(float *out, float *kc, float *vc, const float *qkv,
         const float *k = kc + (size_t)b * C + (size_t)h * D;
         const float *v = vc + (size_t)b * C + (size_t)h * D;
 
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, L, D, alpha, q,
-                    (int)row3, k, (int)ld, 0.0f, s, L);
+        float *o = out + (size_t)b * n * C + (size_t)h * D;
+
+        if (n > KV_LOOP_ROWS) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, L, D, alpha,
+                        q, (int)row3, k, (int)ld, 0.0f, s, L);
+            for (int i = 0; i < n; i++)
+                cpu_softmax_row(s + (size_t)i * L, NULL, pos[b] + i + 1, L);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, L,
+                        1.0f, s, L, v, (int)ld, 0.0f, o, C);
+            continue;
+        }
         for (int i = 0; i < n; i++)
-            cpu_softmax_row(s + (size_t)i * L, NULL, pos[b] + i + 1, L);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, L, 1.0f, s,
-                    L, v, (int)ld, 0.0f,
-                    out + (size_t)b * n * C + (size_t)h * D, C);
+            kv_row(o + (size_t)i * C, s, q + (size_t)i * row3, k, v, ld, D,
+                   pos[b] + i + 1, alpha);
     }
     cpu_scratch_free(scores);
 }
