@@ -52,12 +52,36 @@ cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Where the bytes b[0..len) can be cut so that the part before goes out
+ * now: before a last character whose bytes are not all there yet (a lead
+ * byte in the last three, short of its length).  Cut at a lead byte, the
+ * invalid sequences of either part are those of the whole, so the
+ * streamed text is the whole text's with U+FFFD for them, as the
+ * non-streamed output has it. */
+static size_t
+stream_cut(const unsigned char *b, size_t len)
+{
+    for (size_t back = 1; back <= 3 && back <= len; back++) {
+        unsigned char c = b[len - back];
+        size_t need;
+
+        if ((c & 0xC0) == 0x80)
+            continue; /* a continuation byte: look further back */
+        if (c < 0xC0)
+            break; /* ASCII: every character is whole */
+        need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        return need > back ? len - back : len;
+    }
+    return len;
+}
+
 static void
 stream_token(void *ctx, int p, int seq, int32_t token)
 {
     struct streamer *s = ctx;
     struct tok_err te;
-    size_t ok;
+    struct tok_buf out;
+    size_t cut;
 
     (void)p, (void)seq;
     if (s->failed || token == s->eos || token == s->c->endoftext)
@@ -66,19 +90,18 @@ stream_token(void *ctx, int p, int seq, int32_t token)
         s->failed = 1;
         return;
     }
-    /* Up to the last whole character (a character split over tokens
-     * waits for its end; invalid bytes go out as they are decoded at the
-     * end). */
-    ok = tok_utf8_check(s->pending.data, s->pending.len);
-    if (ok < s->pending.len && s->pending.len - ok >= 4)
-        ok = s->pending.len; /* not a character's start: no use waiting */
-    if (ok > 0) {
-        if (cli_output_write(s->out, s->pending.data, ok) < 0 ||
-            fflush(s->out->fp) != 0)
-            s->failed = 1;
-        memmove(s->pending.data, s->pending.data + ok, s->pending.len - ok);
-        s->pending.len -= ok;
-    }
+    cut = stream_cut((const unsigned char *)s->pending.data, s->pending.len);
+    if (cut == 0)
+        return;
+    tok_buf_init(&out);
+    if (tok_utf8_sanitize(s->pending.data, cut, TOK_UTF8_REPLACE, &out, NULL,
+                          &te) < 0 ||
+        cli_output_write(s->out, out.data, out.len) < 0 ||
+        fflush(s->out->fp) != 0)
+        s->failed = 1;
+    tok_buf_release(&out);
+    memmove(s->pending.data, s->pending.data + cut, s->pending.len - cut);
+    s->pending.len -= cut;
 }
 
 /* The text of a sequence: its new tokens decoded, the eos left out. */

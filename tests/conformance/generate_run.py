@@ -15,7 +15,8 @@ and read by `generate -m DIR`.
 
 Cases:
 - greedy: every prompt (JSONL input, batches of 8 and of 3, an empty one
-  that starts from the bos, one with "<|endoftext|>" inside) gives the
+  that starts from the bos, one with "<|endoftext|>" inside; text lines
+  on the standard input; streamed token by token) gives the
   tokens of model.generate(prompt alone, do_sample=False), its prompt
   ids those of the tokenizer and its text tokenizer.decode(new ids,
   skip_special_tokens=True); again with --repetition_penalty, and with
@@ -45,6 +46,9 @@ Cases:
   [MASK]: the exit status and a message naming the file or flag.
 
 Usage: generate_run.py [--build DIR] [--data DIR] [--keep]
+       [--device cuda] [--generate PATH] [--drv PATH] [--bpe DIR]
+       [--vocab FILE]   (the GPU bundle's check: ours on the GPU, the
+                         bundle's programs and its BPE and vocabulary)
 """
 import argparse
 import json
@@ -108,6 +112,12 @@ MASK_TEXTS = [
 ]
 
 
+# Where ours is and what it runs on (set by main()).
+GEN = "build/generate"
+DRV = "build/tests/drv_generate"
+DEVICE = "cpu"
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0
@@ -136,15 +146,20 @@ def scale_(model, factor):
                 p.mul_(factor)
 
 
-def make_gpt(out, data):
+def make_gpt(out, data, bpe_dir):
     os.makedirs(out)
-    wiki = os.path.join(data, "en/wikitext-2-raw/wiki.test.raw")
-    with open(wiki, encoding="utf-8") as f:
-        lines = [l for l in f.read().splitlines() if l.strip()][:4000]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(lines, vocab_size=1024,
-                            special_tokens=["<|endoftext|>"], show_progress=False)
-    bpe.save_model(out)
+    if bpe_dir:  # a BPE of ours (vocab-build bpe), "<|endoftext|>" id 0
+        for f in ("vocab.json", "merges.txt"):
+            shutil.copy(os.path.join(bpe_dir, f), out)
+    else:
+        wiki = os.path.join(data, "en/wikitext-2-raw/wiki.test.raw")
+        with open(wiki, encoding="utf-8") as f:
+            lines = [l for l in f.read().splitlines() if l.strip()][:4000]
+        bpe = ByteLevelBPETokenizer()
+        bpe.train_from_iterator(lines, vocab_size=1024,
+                                special_tokens=["<|endoftext|>"],
+                                show_progress=False)
+        bpe.save_model(out)
     tok = GPT2TokenizerFast(vocab_file=out + "/vocab.json",
                             merges_file=out + "/merges.txt")
     tok.save_pretrained(out)
@@ -158,9 +173,8 @@ def make_gpt(out, data):
     return model, tok
 
 
-def make_ernie(out, data, cls):
+def make_ernie(out, src, cls):
     os.makedirs(out)
-    src = os.path.join(data, "vocab/ernie-3.0-base-zh.vocab.txt")
     with open(src, encoding="utf-8") as f:  # token<TAB>id -> a token a line
         toks = [l.split("\t")[0] for l in f.read().split("\n") if l]
     with open(out + "/vocab.txt", "w", encoding="utf-8") as f:
@@ -209,8 +223,8 @@ def hf_generate(model, tok, prompt, **kw):
 def ours_jsonl(build, ckpt, prompts, args, batch, stdin_jsonl=True):
     lines = "".join(json.dumps({"text": p}, ensure_ascii=False) + "\n"
                     for p in prompts)
-    cmd = [build + "/generate", "-m", ckpt, "-f", "jsonl", "-J", "-b",
-           str(batch), "--device", "cpu", "-q"] + args
+    cmd = [GEN, "-m", ckpt, "-f", "jsonl", "-J", "-b", str(batch),
+           "--device", DEVICE, "-q"] + args
     rc, out, err = run(cmd, lines)
     recs = [json.loads(l) for l in out.splitlines()]
     return rc, recs, err
@@ -256,6 +270,23 @@ def test_greedy_and_beams(res, build, gpt_dir, model, tok):
                               base, kw, 8)
     compare_generation(res, "greedy_batch3", build, gpt_dir, model, tok,
                        base, kw, 3)
+    # The same prompts as text lines on the standard input (the empty
+    # one, a blank line, is skipped), and streamed.
+    lines = [p for p in GPT_PROMPTS if p]
+    rc, out, err = run([GEN, "-m", gpt_dir, "--device", DEVICE, "-q", "-f",
+                        "jsonl"] + base, "".join(p + "\n" for p in lines))
+    want = [r["ids"] for r in recs if r["prompt"]]
+    res.check("greedy_stdin_lines",
+              rc == 0 and [json.loads(l)["ids"] for l in out.splitlines()]
+              == want, err)
+    outs = []
+    for flag in ("--stream", "--no_stream"):
+        cmd = [GEN, "-m", gpt_dir, "--device", DEVICE, "-q", flag] + base
+        for p in lines:
+            cmd += ["-p", p]
+        outs.append(run(cmd))
+    res.check("greedy_stream", outs[0][0] == 0 and outs[0] == outs[1] and
+              outs[0][1].count("\n") == len(lines), repr(outs[0][1]))
     compare_generation(res, "greedy_repetition", build, gpt_dir, model, tok,
                        base + ["--repetition_penalty", "1.5"],
                        dict(kw, repetition_penalty=1.5), 4)
@@ -351,7 +382,7 @@ def test_filters(res, build, model, tok):
                 " ".join(map(str, hist)),
                 " ".join("%.9g" % v for v in lg.tolist())))
             hf_out.append((name, r, want, draws))
-    rc, out, err = run([build + "/tests/drv_generate"], "".join(cases))
+    rc, out, err = run([DRV], "".join(cases))
     if not res.check("filters.exit", rc == 0, err):
         return
     lines = out.splitlines()
@@ -475,7 +506,7 @@ def test_fill_mask(res, build, ernie_dir, name):
 
 
 def test_errors(res, build, gpt_dir, ernie_dir, work):
-    gen = build + "/generate"
+    gen = GEN
 
     def expect(name, cmd, rc_want, needles, stdin=None):
         rc, out, err = run(cmd, stdin)
@@ -521,25 +552,39 @@ def test_errors(res, build, gpt_dir, ernie_dir, work):
 
 
 def main():
+    global GEN, DRV, DEVICE
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
+    ap.add_argument("--generate", help="the generate program (default: "
+                    "BUILD/generate)")
+    ap.add_argument("--drv", help="drv_generate (default: "
+                    "BUILD/tests/drv_generate)")
+    ap.add_argument("--device", default="cpu", help="ours runs on it")
     ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--bpe", help="a BPE directory (vocab.json, merges.txt) "
+                    "instead of one trained on DATA's WikiText-2")
+    ap.add_argument("--vocab", help="ERNIE's vocab.txt instead of DATA's "
+                    "ernie-3.0-base-zh")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
+    GEN = a.generate or os.path.join(a.build, "generate")
+    DRV = a.drv or os.path.join(a.build, "tests/drv_generate")
+    DEVICE = a.device
+    vocab = a.vocab or os.path.join(a.data,
+                                    "vocab/ernie-3.0-base-zh.vocab.txt")
     res = Results()
-    if not os.path.isfile(os.path.join(
-            a.data, "vocab/ernie-3.0-base-zh.vocab.txt")):
+    if not os.path.isfile(vocab) or not (a.bpe or os.path.isdir(a.data)):
         print("generate-conformance: 0 passed, 0 failed, 1 skipped (no "
               "shared data at %s)" % a.data)
         return 0
     work = tempfile.mkdtemp(prefix="generate-run.")
     try:
         gpt_dir = os.path.join(work, "gpt")
-        model, tok = make_gpt(gpt_dir, a.data)
+        model, tok = make_gpt(gpt_dir, a.data, a.bpe)
         mlm_dir = os.path.join(work, "ernie-mlm")
-        make_ernie(mlm_dir, a.data, ErnieForMaskedLM)
+        make_ernie(mlm_dir, vocab, ErnieForMaskedLM)
         pre_dir = os.path.join(work, "ernie-pretraining")
-        make_ernie(pre_dir, a.data, ErnieForPreTraining)
+        make_ernie(pre_dir, vocab, ErnieForPreTraining)
         test_greedy_and_beams(res, a.build, gpt_dir, model, tok)
         test_filters(res, a.build, model, tok)
         test_sampling_runs(res, a.build, gpt_dir)
