@@ -84,7 +84,8 @@ stream_token(void *ctx, int p, int seq, int32_t token)
     size_t cut;
 
     (void)p, (void)seq;
-    if (s->failed || token == s->eos || token == s->c->endoftext)
+    if (s->failed || token == s->eos || token == s->c->endoftext ||
+        tok_bpe_token(s->c->bpe, token, NULL) == NULL)
         return;
     if (tok_bpe_decode(s->c->bpe, &token, 1, &s->pending, &te) < 0) {
         s->failed = 1;

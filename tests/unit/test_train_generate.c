@@ -19,10 +19,12 @@
 #include "../harness.h"
 #include "generate/gen_beam.h"
 #include "generate/gen_gpt.h"
+#include "generate/gen_load.h"
 #include "generate/gen_logits.h"
 #include "generate/gen_search.h"
 #include "model/model_int.h"
 #include "ops.h"
+#include "tok.h"
 
 static uint64_t rng_state = 7;
 
@@ -551,10 +553,46 @@ test_search_context(void)
     model_free(m);
 }
 
+/* ------------------------------------------------------------ tokenizer */
+
+/* BPE prompts: "<|endoftext|>" is its own token wherever it stands; the
+ * text of new tokens leaves out the end of text and ids the tokenizer
+ * lacks, and a character cut short reads U+FFFD. */
+static void
+test_bpe_encode_decode(void)
+{
+    static const char vocab[] = "{\"a\": 0, \"b\": 1, \"ab\": 2, "
+                                "\"<|endoftext|>\": 3, \"\u00e4\": 4}";
+    static const char merges[] = "#version: 0.2\na b\n";
+    struct gen_checkpoint c;
+    struct tok_err te;
+    struct tok_buf out;
+    int32_t *ids = NULL, gen[] = { 0, 2, 7, 3, 1, 4 };
+    size_t n = 0;
+    char err[256];
+
+    memset(&c, 0, sizeof(c));
+    c.cfg.eos_token_id = 3;
+    CHECK(tok_bpe_parse(&c.bpe, vocab, sizeof(vocab) - 1, "vocab.json", merges,
+                        sizeof(merges) - 1, "merges.txt", &te) == 0);
+    c.endoftext = 3;
+    CHECK(gen_encode(&c, "ab<|endoftext|>ba<|endoftext|>", 30, &ids, &n, err,
+                     sizeof(err)) == 0);
+    CHECK(n == 5 && ids[0] == 2 && ids[1] == 3 && ids[2] == 1 && ids[3] == 0 &&
+          ids[4] == 3);
+    free(ids);
+    tok_buf_init(&out);
+    CHECK(gen_decode(&c, gen, 6, 1, &out, err, sizeof(err)) == 0);
+    CHECK(out.len == 7 && memcmp(out.data, "aabb\xef\xbf\xbd", 7) == 0);
+    tok_buf_release(&out);
+    tok_bpe_free(c.bpe);
+}
+
 TESTS(train_generate, TEST(test_attention_kv_matches_attention),
       TEST(test_attention_kv_bf16), TEST(test_gen_gpt_matches_model),
       TEST(test_repetition_penalty), TEST(test_top_k), TEST(test_top_p),
       TEST(test_filter_order), TEST(test_sample), TEST(test_log_softmax),
       TEST(test_beam_hypotheses), TEST(test_beam_top),
       TEST(test_search_greedy_batch), TEST(test_search_sampling_batch),
-      TEST(test_search_beam_batch), TEST(test_search_context))
+      TEST(test_search_beam_batch), TEST(test_search_context),
+      TEST(test_bpe_encode_decode))

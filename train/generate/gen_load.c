@@ -324,6 +324,10 @@ gen_decode(const struct gen_checkpoint *c, const int32_t *ids, size_t n,
             if (skip_special &&
                 (ids[i] == c->endoftext || ids[i] == c->cfg.eos_token_id))
                 continue;
+            /* An id past the tokenizer's vocabulary (a model's larger
+             * one) has no text: left out, as HF tokenizers' decode(). */
+            if (tok_bpe_token(c->bpe, ids[i], NULL) == NULL)
+                continue;
             if (tok_bpe_decode(c->bpe, &ids[i], 1, &raw, &te) < 0)
                 rc = tr_fail(err, errlen, "%s", te.msg);
         }

@@ -62,7 +62,9 @@ int gen_encode(const struct gen_checkpoint *c, const char *text, size_t len,
 
 /* gen_decode: the text of ids[0..n) appended to out: BPE's bytes with an
  * invalid UTF-8 sequence replaced by U+FFFD (as transformers decodes with
- * errors="replace"), special tokens skipped when skip_special; WordPiece:
+ * errors="replace"), special tokens skipped when skip_special, ids
+ * without a token (a model's vocabulary larger than the tokenizer's)
+ * left out, as HF tokenizers' decode(); WordPiece:
  * the tokens joined (tok_decode()).  Returns 0, or -1 with err. */
 int gen_decode(const struct gen_checkpoint *c, const int32_t *ids, size_t n,
                int skip_special, struct tok_buf *out, char *err, size_t errlen);
