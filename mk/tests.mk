@@ -256,4 +256,5 @@ bench: all bench-venv
 	@bench/samples.sh $(BUILD) $(DATA)
 	@bench/train_cpu.sh $(BUILD) $(DATA)
 	@bench/train_dp.sh $(BUILD) $(DATA)
+	@bench/generate.sh $(BUILD) $(DATA)
 	@/usr/bin/python3 bench/pku_fscore.py $(BUILD) $(DATA)
