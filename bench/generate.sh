@@ -9,13 +9,13 @@
 # at once for each BATCH of BATCHES.  Ours: `generate --device cpu
 # --threads N --decode_strategy greedy_search`, its summary line (the
 # generation's wall and CPU time, the loading aside); the peer:
-# generate_peer.py run (one warm-up call, then the timed one), with
-# OMP_WAIT_POLICY=PASSIVE (its better setting here, as in
-# bench/train_cpu.sh).  Each run waits (at most QUIET seconds) for an
+# generate_peer.py run (one warm-up call, then the timed one).  Both with
+# OMP_WAIT_POLICY=PASSIVE (PyTorch's better setting here, as in
+# bench/train_cpu.sh; ours' on a busy machine).  Each run waits (at most QUIET seconds) for an
 # idle machine; ROUNDS runs a side, alternating.  Prints a Markdown table:
 # tokens/s (the best run; the ratio of the medians in brackets) and
 # tokens per CPU second (the median run; one thread: the ratio per core).
-# Takes 5-15 minutes.
+# Takes 15-20 minutes.
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
