@@ -74,6 +74,7 @@ include mk/libdata.mk
 include mk/train.mk
 include mk/cuda.mk
 include mk/tools.mk
+include mk/generate.mk
 include mk/vocab.mk
 include mk/tests.mk
 include mk/gpu.mk

@@ -22,16 +22,17 @@ ALL_TARGETS += $(OPS_COMPARE)
 
 GPU_BUNDLE := $(BUILD)/gpu-bundle
 # What goes in it: the trainer, ops_compare, the PyTorch-parity suite's
-# driver, and the NCCL communicator's test where this build has one.
+# driver, generate and its conformance suite's driver, and the NCCL
+# communicator's test where this build has one.
 GPU_BUNDLE_PROGS := $(TRAIN_TOOL) $(OPS_COMPARE) $(BUILD)/tests/drv_train \
-	$(TEST_GPU_BIN)
+	$(GENERATE) $(BUILD)/tests/drv_generate $(TEST_GPU_BIN)
 GPU_BUNDLE_TOOLS := $(BUILD)/segment $(BUILD)/json-pack \
 	$(BUILD)/create-pretraining-data $(BUILD)/vocab-build
 GPU_BUNDLE_FILES := scripts/gpu-bundle tests/gpu/run-gpu-checks \
 	tests/gpu/speed.py tests/gpu/steps.py tests/gpu/gpt2-124M.json \
 	tests/gpu/ernie-base.json configs/ernie-tiny.json configs/gpt-tiny.json \
 	tests/conformance/train_torch_run.py tests/conformance/run.py \
-	tests/conformance/oracles.py
+	tests/conformance/oracles.py tests/conformance/generate_run.py
 
 .PHONY: gpu-bundle test-gpu test-ops-compare test-gpu-bundle
 gpu-bundle: $(GPU_BUNDLE)/BUNDLE

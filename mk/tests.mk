@@ -50,8 +50,8 @@ test: deps
 	tests/summarize $(TEST_LOG)
 
 test-run: test-unit test-cli test-fuzz test-conformance test-segment test-cpd \
-	test-megatron test-bpe test-vocab test-samples test-train test-install \
-	test-ops-compare test-gpu-bundle $(if $(filter 1,$(WITH_LAC)),test-lac)
+	test-megatron test-bpe test-vocab test-samples test-train test-generate \
+	test-install test-ops-compare test-gpu-bundle $(if $(filter 1,$(WITH_LAC)),test-lac)
 
 test-unit: $(UNIT_BINS) $(if $(filter 1,$(WITH_LAC)),$(LAC_MODEL))
 	@rm -f $(TEST_LOG)
@@ -233,4 +233,5 @@ bench: all bench-venv
 	@bench/samples.sh $(BUILD) $(DATA)
 	@bench/train_cpu.sh $(BUILD) $(DATA)
 	@bench/train_dp.sh $(BUILD) $(DATA)
+	@bench/generate.sh $(BUILD) $(DATA)
 	@/usr/bin/python3 bench/pku_fscore.py $(BUILD) $(DATA)

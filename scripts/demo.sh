@@ -9,7 +9,8 @@
 # create-pretraining-data (sentences with whole-word marks into
 # <prefix>.bin/.idx) -> dataset-inspect (counts, text, ERNIE training
 # samples) -> train (a tiny ERNIE on the cmrc2018 contexts, then a tiny
-# GPT on WikiText-2, on the CPU; checkpoints in build/demo/{ernie,gpt}).
+# GPT on WikiText-2, on the CPU; checkpoints in build/demo/{ernie,gpt}) ->
+# generate (a few tokens from the GPT, a [MASK] filled by the ERNIE).
 set -eu
 BUILD=${1:-build}
 DATA=${2:-../shared/data}
@@ -92,6 +93,11 @@ rm -rf "$OUT/gpt"
 "$BUILD/train" --config configs/gpt-demo.json --input_dir "$OUT/wiki" \
     --tokenizer_name_or_path "$OUT/bpe" --output_dir "$OUT/gpt" 2>&1 |
     grep -E "global step|valid step|test step|saved|data:"
+
+step "generate: a few tokens from the tiny GPT (greedy search), then the tiny ERNIE fills a whole word masked (the top 5 tokens of each mask, the word they spell); after 40 steps both are mostly noise"
+"$BUILD/generate" -q --no_stream -m "$OUT/gpt/model_40" \
+    --decode_strategy greedy_search --max_dec_len 12 -p " The game" -p " In 1998 ,"
+"$BUILD/generate" -q -m "$OUT/ernie/model_40" -p "北京是中国的[MASK][MASK]。"
 
 n_ids=$(wc -w < "$OUT/corpus.ids")
 n_unk=$(tr ' ' '\n' < "$OUT/corpus.ids" | grep -cx "$UNK" || true)

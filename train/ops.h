@@ -273,6 +273,21 @@ struct ops {
                           int h0, int NH_all, int causal, float p,
                           uint64_t seed);
 
+    /* Attention over a key/value cache, for generation (no dropout, no
+     * backward).  Sequence b < B adds n tokens, at positions pos[b] ..
+     * pos[b] + n - 1 (pos: int32 [B] in backend memory): qkv[B,n,3C] as
+     * attention_fwd's.  Their keys and values are first written into the
+     * caches kc and vc, [T_max, S, C] each (act; the key of sequence b at
+     * position t is row t * S + b, S >= B), then out[B,n,C] = softmax(q .
+     * k^T / sqrt(D)) . v over the keys of positions 0 .. the query's own
+     * (causal), heads side by side, D = C / NH.  The rows below pos[b]
+     * must have been written by earlier calls; pos[b] + n <= T_max.  A
+     * prompt run at once or a token at a time gives the same results
+     * within fp32 rounding. */
+    void (*attention_kv_fwd)(void *out, void *kc, void *vc, const void *qkv,
+                             const int32_t *pos, int B, int n, int C, int NH,
+                             int S, int T_max);
+
     /* Softmax cross-entropy per row of logits[n,V] (act; the row's
      * statistics in fp32), of whose V columns the first V_valid are real
      * (the rest pad the vocabulary: ignored): losses[i] = logsumexp(row)

@@ -516,6 +516,7 @@ const struct oc_case oc_cases[] = {
     { "add accumulate scale", oc_case_elementwise, 0, 0 },
     { "dropout", oc_case_dropout, 0, 0 },
     { "attention", oc_case_attention, 1, 0 },
+    { "attention_kv_fwd", oc_case_attention_kv, 1, 0 },
     { "xent", oc_case_xent, 1, 0 },
     { "xent_max xent_partial xent_finish", oc_case_xent_vp, 1, 0 },
     { "gather_rows scatter_add_rows", oc_case_rows, 1, 0 },

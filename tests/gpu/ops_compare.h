@@ -158,6 +158,7 @@ void oc_case_act_other(struct oc *c, const struct oc_model *m);
 void oc_case_elementwise(struct oc *c, const struct oc_model *m);
 void oc_case_dropout(struct oc *c, const struct oc_model *m);
 void oc_case_attention(struct oc *c, const struct oc_model *m);
+void oc_case_attention_kv(struct oc *c, const struct oc_model *m);
 void oc_case_xent(struct oc *c, const struct oc_model *m);
 void oc_case_xent_vp(struct oc *c, const struct oc_model *m);
 void oc_case_rows(struct oc *c, const struct oc_model *m);

@@ -150,3 +150,102 @@ oc_case_attention(struct oc *c, const struct oc_model *m)
     attention_case(c, m, "tp_rank1", m->NH / 2, m->NH / 2, p, bias);
     free(bias);
 }
+
+/* ------------------------------------------------------------ attention_kv */
+
+/* Attention over a key/value cache (generation): the first half of each
+ * sequence at once, then one token more at the next position, in B of
+ * B + 1 cache slots.  Out: attention_fwd's bound over T keys (no
+ * dropout); the cache rows written are copies of k and v: exact. */
+void
+oc_case_attention_kv(struct oc *c, const struct oc_model *m)
+{
+    int B = m->B, T = m->T, C = m->C, NH = m->NH, D = C / NH, S = B + 1;
+    int n1 = T / 2;
+    size_t nq = (size_t)B * T * 3 * C, nc = (size_t)T * S * C;
+    float *qkv = oc_xmalloc(nq * 4), *out1[OC_RUNS], *out2[OC_RUNS];
+    float *cache[OC_RUNS];
+    double mq = 0, mk = 0, mv = 0, tol;
+    int32_t pos1[64], pos2[64];
+    char sh[96];
+    size_t bad = 0, n_rows = 0;
+
+    if (!m->causal || B > 64)
+        return;
+    for (size_t i = 0; i < nq; i++) {
+        int part = (int)(i % (3 * (size_t)C) / C);
+
+        qkv[i] =
+            (float)((part == 2 ? 1.0 : 2.0) *
+                    (2.0 * ((oc_next(c) >> 11) / 9007199254740992.0) - 1.0));
+    }
+    oc_round_act(c, qkv, nq);
+    for (size_t i = 0; i < nq; i++) {
+        int part = (int)(i % (3 * (size_t)C) / C);
+        double a = fabs(qkv[i]);
+
+        mq = part == 0 ? fmax(mq, a) : mq;
+        mk = part == 1 ? fmax(mk, a) : mk;
+        mv = part == 2 ? fmax(mv, a) : mv;
+    }
+    for (int b = 0; b < B; b++) {
+        pos1[b] = 0;
+        pos2[b] = n1;
+    }
+    for (int r = 0; r < OC_RUNS; r++) {
+        const struct ops *o = oc_side(c, r);
+        size_t rows1 = (size_t)B * n1;
+        float *in1 = oc_xmalloc(rows1 * 3 * C * 4);
+        float *in2 = oc_xmalloc((size_t)B * 3 * C * 4);
+        void *kc = oc_blank(c, nc * oc_act_size(c), "kc");
+        void *vc = oc_blank(c, nc * oc_act_size(c), "vc");
+        void *d_out1 = oc_blank(c, rows1 * C * oc_act_size(c), "out");
+        void *d_out2 = oc_blank(c, (size_t)B * C * oc_act_size(c), "out");
+        void *d_in1, *d_in2, *d_pos1, *d_pos2;
+
+        for (int b = 0; b < B; b++) {
+            memcpy(in1 + (size_t)b * n1 * 3 * C, qkv + (size_t)b * T * 3 * C,
+                   (size_t)n1 * 3 * C * 4);
+            memcpy(in2 + (size_t)b * 3 * C, qkv + ((size_t)b * T + n1) * 3 * C,
+                   (size_t)3 * C * 4);
+        }
+        d_in1 = oc_put_act(c, in1, rows1 * 3 * C, "qkv");
+        d_in2 = oc_put_act(c, in2, (size_t)B * 3 * C, "qkv");
+        d_pos1 = oc_put(c, pos1, (size_t)B * 4, "pos");
+        d_pos2 = oc_put(c, pos2, (size_t)B * 4, "pos");
+        o->attention_kv_fwd(d_out1, kc, vc, d_in1, d_pos1, B, n1, C, NH, S, T);
+        o->attention_kv_fwd(d_out2, kc, vc, d_in2, d_pos2, B, 1, C, NH, S, T);
+        oc_sync(c, "attention_kv_fwd");
+        out1[r] = oc_get_act(c, d_out1, rows1 * C, "attention_kv_fwd");
+        out2[r] = oc_get_act(c, d_out2, (size_t)B * C, "attention_kv_fwd");
+        cache[r] = oc_get_act(c, kc, nc, "attention_kv_fwd");
+        oc_pool_free(c);
+        free(in1);
+        free(in2);
+    }
+    /* Rows t * S + b, t <= n1, b < B of the key cache: q's neighbours. */
+    for (int t = 0; t <= n1; t++)
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < C; j++) {
+                size_t at = ((size_t)t * S + b) * C + j;
+                float want = qkv[((size_t)b * T + t) * 3 * C + C + j];
+
+                n_rows++;
+                bad += cache[1][at] != want || cache[0][at] != want;
+            }
+    snprintf(sh, sizeof(sh), "%s B%d T%d D%d cache", m->name, B, T, D);
+    oc_check_count(c, "attention_kv_fwd.cache", sh, bad, n_rows,
+                   "keys not copied exactly");
+    tol = OC_EPS * mv * (T + 2 * sqrt(D) * mq * mk) + oc_bf16_tol(c, 2, mv) +
+          oc_bf16_tol(c, 2, oc_maxabs(out1[0], 1));
+    snprintf(sh, sizeof(sh), "%s B%d n%d D%d", m->name, B, n1, D);
+    oc_check(c, "attention_kv_fwd.prompt", sh, out1, (size_t)B * n1 * C, tol,
+             OC_NR(c), NULL);
+    snprintf(sh, sizeof(sh), "%s B%d pos %d D%d", m->name, B, n1, D);
+    oc_check(c, "attention_kv_fwd.step", sh, out2, (size_t)B * C, tol, OC_NR(c),
+             NULL);
+    oc_free_runs(out1);
+    oc_free_runs(out2);
+    oc_free_runs(cache);
+    free(qkv);
+}

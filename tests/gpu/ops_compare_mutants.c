@@ -32,6 +32,8 @@ const struct oc_mutant oc_mutants[] = {
       0 },
     { "att_causal", "attention ignores the causal mask",
       "attention_fwd attention_bwd", 0 },
+    { "kv_pos", "attention_kv_fwd takes every position one further",
+      "attention_kv_fwd", 0 },
     { "xent_grad", "xent's gradient scaled by 1.001",
       "xent.dlogits xent.in_place_scaled.dlogits", 0 },
     { "xent_pads", "the vocab's pad columns counted as real",
@@ -302,6 +304,18 @@ m_cast(void *dst, enum ops_dtype dt, const void *src, enum ops_dtype st,
     base->cast(dst, dt, src, st, n);
 }
 
+static void
+m_attention_kv_fwd(void *out, void *kc, void *vc, const void *qkv,
+                   const int32_t *pos, int B, int n, int C, int NH, int S,
+                   int T_max)
+{
+    int32_t moved[64];
+
+    for (int b = 0; b < B && b < 64; b++)
+        moved[b] = pos[b] + 1;
+    base->attention_kv_fwd(out, kc, vc, qkv, moved, B, n, C, NH, S, T_max);
+}
+
 /* ------------------------------------------------------------ the table */
 
 const struct ops *
@@ -330,6 +344,8 @@ oc_mutant_ops(const struct ops *b, const char *name)
     } else if (strncmp(name, "att_", 4) == 0) {
         mut.attention_fwd = m_attention_fwd;
         mut.attention_bwd = m_attention_bwd;
+    } else if (strcmp(name, "kv_pos") == 0) {
+        mut.attention_kv_fwd = m_attention_kv_fwd;
     } else if (strcmp(name, "xent_grad") == 0) {
         mut.xent = m_xent;
     } else if (strcmp(name, "xent_pads") == 0) {

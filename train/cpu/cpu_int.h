@@ -77,6 +77,13 @@ void cpu_f32_attention_bwd(float *dqkv, float *scratch, const float *dout,
                            const float *qkv, const float *att, int B, int T,
                            int C, int NH, int h0, int NH_all, float p,
                            uint64_t seed);
+/* ops_cpu_kv.c: attention_kv_fwd on float buffers. */
+void cpu_f32_attention_kv_fwd(float *out, float *kc, float *vc,
+                              const float *qkv, const int32_t *pos, int B,
+                              int n, int C, int NH, int S, int T_max);
+/* Softmax of row[0..n_keys) in place after adding bias[0..n_keys) (NULL:
+ * none); row[n_keys..T) becomes 0. */
+void cpu_softmax_row(float *row, const float *bias, int n_keys, int T);
 void cpu_f32_xent(float *losses, float *dlogits, const float *logits,
                   const int32_t *targets, int n, int V, int V_valid,
                   float dscale);

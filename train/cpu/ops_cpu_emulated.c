@@ -345,6 +345,36 @@ emu_attention_bwd(enum ops_dtype d, void *dqkv, void *scratch, const void *dout,
     done(&w);
 }
 
+/* The caches' rows up to the last new position go through fp32 and back
+ * (the old rows unchanged: a 16-bit value converts back exactly; the new
+ * ones are the 16-bit keys and values of qkv). */
+static void
+emu_attention_kv_fwd(enum ops_dtype d, void *outp, void *kc, void *vc,
+                     const void *qkv, const int32_t *pos, int B, int n, int C,
+                     int NH, int S, int T_max)
+{
+    WORK("attention_kv_fwd");
+    int L_max = 0;
+    size_t rows = (size_t)B * (size_t)n, nc;
+    float *qkvf, *kf, *vf, *of;
+
+    for (int b = 0; b < B; b++)
+        L_max = pos[b] + n > L_max ? pos[b] + n : L_max;
+    nc = (size_t)L_max * (size_t)S * (size_t)C;
+    qkvf = in(&w, qkv, 3 * rows * (size_t)C);
+    kf = in(&w, kc, nc);
+    vf = in(&w, vc, nc);
+    of = fresh(&w, rows * (size_t)C);
+    if (ready()) {
+        (void)T_max;
+        cpu_f32_attention_kv_fwd(of, kf, vf, qkvf, pos, B, n, C, NH, S, L_max);
+        out(&w, outp, of, rows * (size_t)C);
+        out(&w, kc, kf, nc);
+        out(&w, vc, vf, nc);
+    }
+    done(&w);
+}
+
 /* The gradient of the loss is formed in fp32 (with the loss scale) and
  * rounded once; it may overwrite the logits, already copied. */
 static void
@@ -551,6 +581,12 @@ emu_adamw(enum ops_dtype d, float *p, void *pc, const float *grad, float *m,
         emu_attention_bwd(D, dqkv, scr, dout, qkv, st, B, T, C, NH, h0,        \
                           NH_all, p, seed);                                    \
     }                                                                          \
+    static void S##_attention_kv_fwd(                                          \
+        void *o, void *kc, void *vc, const void *qkv, const int32_t *pos,      \
+        int B, int n, int C, int NH, int S, int T_max)                         \
+    {                                                                          \
+        emu_attention_kv_fwd(D, o, kc, vc, qkv, pos, B, n, C, NH, S, T_max);   \
+    }                                                                          \
     static void S##_xent(float *l, void *dl, const void *lg, const int32_t *t, \
                          int n, int V, int Vv, float ds, const float *ls)      \
     {                                                                          \
@@ -610,6 +646,7 @@ emu_adamw(enum ops_dtype d, float *p, void *pc, const float *grad, float *m,
         o->dropout_bwd = S##_dropout_bwd;                                      \
         o->attention_fwd = S##_attention_fwd;                                  \
         o->attention_bwd = S##_attention_bwd;                                  \
+        o->attention_kv_fwd = S##_attention_kv_fwd;                            \
         o->xent = S##_xent;                                                    \
         o->xent_max = S##_xent_max;                                            \
         o->xent_partial = S##_xent_partial;                                    \

@@ -331,6 +331,11 @@ void cuda_attention_bwd(void *dqkv, void *scratch, const void *dout,
                         const float *key_bias, int B, int T, int C, int NH,
                         int h0, int NH_all, int causal, float p, uint64_t seed);
 
+/* attention_kv.cu */
+void cuda_attention_kv_fwd(void *out, void *kc, void *vc, const void *qkv,
+                           const int32_t *pos, int B, int n, int C, int NH,
+                           int S, int T_max);
+
 /* attention_cudnn.cu: 1 when cuDNN ran the op, 0 when it cannot (the
  * caller falls back to the exact kernel; the reason became a notice), -1
  * on a recorded failure. */

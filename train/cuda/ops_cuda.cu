@@ -469,6 +469,7 @@ fill_table(void)
     o->attention_scratch_bytes = cuda_attention_scratch_bytes_op;
     o->attention_fwd = cuda_attention_fwd;
     o->attention_bwd = cuda_attention_bwd;
+    o->attention_kv_fwd = cuda_attention_kv_fwd;
     o->xent = cuda_xent;
     o->xent_max = cuda_xent_max;
     o->xent_partial = cuda_xent_partial;
