@@ -65,7 +65,7 @@ $(CUDA_TEST): $(BUILD)/tests/unit/test_train_cuda.o $(LIBTRAIN_CUDA)
 
 # Under ASan the driver maps memory in the shadow gap, and it and the
 # libraries keep allocations to the end (STYLE G12).
-check: export ASAN_OPTIONS := protect_shadow_gap=0$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS))
+CHECK_ASAN_OPTIONS += protect_shadow_gap=0
 check: export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/lsan-cuda.supp$(if $(LSAN_OPTIONS),:$(LSAN_OPTIONS))
 else
 LIBTRAIN_CUDA :=

@@ -207,6 +207,11 @@ test-install: all
 		$(TEST_LOG) install tests/install/run
 
 # check = the whole suite again under ASan/UBSan, man page lint, format.
+# Allocation failure is tested (an impossible buffer comes back NULL with a
+# message naming it), which ASan would otherwise turn into an abort.
+CHECK_ASAN_OPTIONS += allocator_may_return_null=1
+space := $(subst ,, )
+check: export ASAN_OPTIONS := $(subst $(space),:,$(strip $(CHECK_ASAN_OPTIONS)))$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS))
 check: deps
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined test
 	@$(MAKE) --no-print-directory man-lint format-check

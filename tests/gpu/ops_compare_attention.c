@@ -163,7 +163,7 @@ oc_case_attention_kv(struct oc *c, const struct oc_model *m)
     int B = m->B, T = m->T, C = m->C, NH = m->NH, D = C / NH, S = B + 1;
     int n1 = T / 2;
     size_t nq = (size_t)B * T * 3 * C, nc = (size_t)T * S * C;
-    float *qkv = oc_xmalloc(nq * 4), *out1[OC_RUNS], *out2[OC_RUNS];
+    float *qkv, *out1[OC_RUNS], *out2[OC_RUNS];
     float *cache[OC_RUNS];
     double mq = 0, mk = 0, mv = 0, tol;
     int32_t pos1[64], pos2[64];
@@ -172,6 +172,7 @@ oc_case_attention_kv(struct oc *c, const struct oc_model *m)
 
     if (!m->causal || B > 64)
         return;
+    qkv = oc_xmalloc(nq * 4);
     for (size_t i = 0; i < nq; i++) {
         int part = (int)(i % (3 * (size_t)C) / C);
 
