@@ -778,20 +778,20 @@ main(int argc, char **argv)
     struct ops_request rq;
     const struct ops *ops;
     char err[1024];
-    int rval;
+    int rval = 0;
 
     parse_options(&o, &argc, &argv);
     if (gen_checkpoint_open(&c, o.model, err, sizeof(err)) < 0) {
         warnx("%s", err);
-        gen_checkpoint_close(&c);
-        return 1;
+        rval = 1;
+        goto out;
     }
     if (o.fill_mask && c.cfg.type != MODEL_ERNIE) {
         warnx("--fill_mask: '%s' is a GPT checkpoint; fill-mask takes an "
               "ERNIE one",
               o.model);
-        gen_checkpoint_close(&c);
-        return EXIT_USAGE;
+        rval = EXIT_USAGE;
+        goto out;
     }
     rq.device = o.device;
     rq.dtype = strcmp(o.dtype, "bfloat16") == 0  ? OPS_BF16
@@ -804,8 +804,8 @@ main(int argc, char **argv)
     ops = ops_open(&rq, err, sizeof(err));
     if (ops == NULL) {
         warnx("%s", err);
-        gen_checkpoint_close(&c);
-        return 1;
+        rval = 1;
+        goto out;
     }
     if (!o.quiet && ops->device >= 0)
         fprintf(stderr, "generate: %s\n", err);
@@ -818,8 +818,9 @@ main(int argc, char **argv)
     if (cli_output_commit(&out) < 0)
         rval = 1;
     gen_reader_free(rd);
-    gen_checkpoint_close(&c);
     ops->close();
+out:
+    gen_checkpoint_close(&c);
     free(o.prompts);
     return cli_exit_status(rval);
 }

@@ -298,6 +298,8 @@ def test_greedy_and_beams(res, build, gpt_dir, model, tok):
     for r in recs:
         for t in set(r["ids"][3:8]) - set(r["ids"][:3]):
             counts[t] = counts.get(t, 0) + 1
+    if not res.check("greedy_eos.candidate", len(counts) > 0):
+        return
     eos = max(sorted(counts), key=lambda t: counts[t])
     eos_recs = compare_generation(
         res, "greedy_eos", build, gpt_dir, model, tok,

@@ -247,6 +247,8 @@ static int
 append_ids(int32_t **ids, size_t *n, size_t *cap, const int32_t *add,
            size_t n_add)
 {
+    if (n_add == 0)
+        return 0;
     if (*n + n_add > *cap) {
         size_t want = (*n + n_add) * 2 + 16;
         int32_t *p = realloc(*ids, want * sizeof(int32_t));
