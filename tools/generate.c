@@ -723,39 +723,6 @@ gen_buf_printf(struct tok_buf *b, const char *fmt, ...)
 }
 
 int
-gen_json_string(struct tok_buf *b, const char *s, size_t len)
-{
-    size_t from = 0;
-
-    if (tok_buf_append(b, "\"", 1) < 0)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
-
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        if (c == '"' || c == '\\')
-            snprintf(esc, sizeof(esc), "\\%c", c);
-        else if (c == '\n')
-            snprintf(esc, sizeof(esc), "\\n");
-        else if (c == '\r')
-            snprintf(esc, sizeof(esc), "\\r");
-        else if (c == '\t')
-            snprintf(esc, sizeof(esc), "\\t");
-        else
-            snprintf(esc, sizeof(esc), "\\u%04x", c);
-        if (tok_buf_append(b, s + from, i - from) < 0 ||
-            tok_buf_append(b, esc, strlen(esc)) < 0)
-            return -1;
-        from = i + 1;
-    }
-    if (tok_buf_append(b, s + from, len - from) < 0)
-        return -1;
-    return tok_buf_append(b, "\"", 1);
-}
-
-int
 gen_json_ids(struct tok_buf *b, const int32_t *ids, size_t n)
 {
     if (tok_buf_append(b, "[", 1) < 0)
