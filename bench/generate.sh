@@ -67,16 +67,7 @@ tv=$($VENV/bin/python -c 'import torch, transformers
 print("PyTorch", torch.__version__, "+ transformers", transformers.__version__)')
 echo "| batch | threads | ours tokens/s | transformers tokens/s | ours / transformers, best (median) | ours tokens/CPU-s | transformers tokens/CPU-s | ours / transformers per CPU-s |"
 echo "|---|---|---|---|---|---|---|---|"
-awk -v batches="$BATCHES" '
-    function med(k, col,   i, j, x, a) {
-        for (i = 1; i <= cnt[k]; i++) {
-            x = v[k, i, col]
-            for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]
-            a[j + 1] = x
-        }
-        i = cnt[k]
-        return i % 2 ? a[(i + 1) / 2] : (a[i / 2] + a[i / 2 + 1]) / 2
-    }
+awk -v batches="$BATCHES" "$AWK_MEDIAN"'
     {
         k = $1 SUBSEP $2 SUBSEP $3
         c = ++cnt[k]

@@ -44,3 +44,17 @@ best_time() {
     done
     echo "$best"
 }
+
+# AWK_MEDIAN: an awk function for the scripts' tables, put before their
+# program: med(k, col), the median of v[k, 1..cnt[k], col].
+AWK_MEDIAN='
+    function med(k, col,   i, j, x, a) {
+        for (i = 1; i <= cnt[k]; i++) {
+            x = v[k, i, col]
+            for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]
+            a[j + 1] = x
+        }
+        i = cnt[k]
+        return i % 2 ? a[(i + 1) / 2] : (a[i / 2] + a[i / 2 + 1]) / 2
+    }
+'

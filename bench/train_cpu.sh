@@ -147,16 +147,7 @@ tv=$($VENV/bin/python -c 'import torch, transformers
 print("PyTorch", torch.__version__, "+ transformers", transformers.__version__)')
 echo "| model | threads | ours tokens/s | PyTorch tokens/s | ours / PyTorch, best (median) | ours tokens/CPU-s | PyTorch tokens/CPU-s | ours / PyTorch per CPU-s | ours GFLOP/s (of peak) | PyTorch GFLOP/s (of peak) | FP32 peak GFLOP/s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk -v M="$M" '
-    function med(k, col,   i, j, x, a) {
-        for (i = 1; i <= cnt[k]; i++) {
-            x = v[k, i, col]
-            for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]
-            a[j + 1] = x
-        }
-        i = cnt[k]
-        return i % 2 ? a[(i + 1) / 2] : (a[i / 2] + a[i / 2 + 1]) / 2
-    }
+awk -v M="$M" "$AWK_MEDIAN"'
     $1 == "peak" { if ($4 > peak[$3]) peak[$3] = $4; next }
     {
         k = $1 SUBSEP $2 SUBSEP $3

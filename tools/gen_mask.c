@@ -121,6 +121,16 @@ prepare(const struct gen_checkpoint *c, struct gen_record *rec,
     return 0;
 }
 
+/* The last of the run of adjacent masks that starts with mask i (i
+ * itself when the next one is not adjacent). */
+static int
+run_end(const struct masked *t, int i)
+{
+    while (i + 1 < t->n_mask && t->pos[i + 1] == t->pos[i] + 1)
+        i++;
+    return i;
+}
+
 /* The word that the best tokens of masks first..last spell ("##" pieces
  * joined), and its probability (their product). */
 static int
@@ -164,11 +174,9 @@ write_text(const struct gen_checkpoint *c, const struct masked *t,
         rc |= tok_buf_append(line, "\n", 1);
     }
     for (int i = 0; i < t->n_mask;) {
-        int e = i;
+        int e = run_end(t, i);
         double p;
 
-        while (e + 1 < t->n_mask && t->pos[e + 1] == t->pos[e] + 1)
-            e++;
         if (e > i) {
             rc |= word_of(c, best, k, i, e, &w, &p);
             rc |= gen_buf_printf(line, "  word %d-%d: %.*s %.4f\n", i + 1,
@@ -190,7 +198,7 @@ write_jsonl(const struct gen_checkpoint *c, const struct masked *t,
     tok_buf_init(&w);
     rc |= gen_buf_printf(
         line, "{\"index\": %llu, \"text\": ", (unsigned long long)t->rec.index);
-    rc |= gen_json_string(line, t->rec.text, t->rec.len);
+    rc |= cli_json_string(line, t->rec.text, t->rec.len);
     rc |= tok_buf_append(line, ", \"ids\": ", 9);
     rc |= gen_json_ids(line, t->ids, (size_t)t->n);
     rc |= tok_buf_append(line, ", \"masks\": [", 12);
@@ -204,23 +212,21 @@ write_jsonl(const struct gen_checkpoint *c, const struct masked *t,
 
             rc |= gen_buf_printf(
                 line, "%s{\"id\": %d, \"token\": ", j ? ", " : "", b->id);
-            rc |= gen_json_string(line, s, len);
+            rc |= cli_json_string(line, s, len);
             rc |= gen_buf_printf(line, ", \"prob\": %.9g}", b->p);
         }
         rc |= tok_buf_append(line, "]}", 2);
     }
     rc |= tok_buf_append(line, "], \"words\": [", 13);
     for (int i = 0; i < t->n_mask;) {
-        int e = i;
+        int e = run_end(t, i);
         double p;
 
-        while (e + 1 < t->n_mask && t->pos[e + 1] == t->pos[e] + 1)
-            e++;
         if (e > i) {
             rc |= word_of(c, best, k, i, e, &w, &p);
             rc |= gen_buf_printf(line, "%s{\"masks\": [%d, %d], \"text\": ",
                                  n_words++ ? ", " : "", i, e);
-            rc |= gen_json_string(line, w.data ? w.data : "", w.len);
+            rc |= cli_json_string(line, w.data ? w.data : "", w.len);
             rc |= gen_buf_printf(line, ", \"prob\": %.9g}", p);
         }
         i = e + 1;

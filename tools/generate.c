@@ -723,39 +723,6 @@ gen_buf_printf(struct tok_buf *b, const char *fmt, ...)
 }
 
 int
-gen_json_string(struct tok_buf *b, const char *s, size_t len)
-{
-    size_t from = 0;
-
-    if (tok_buf_append(b, "\"", 1) < 0)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
-
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        if (c == '"' || c == '\\')
-            snprintf(esc, sizeof(esc), "\\%c", c);
-        else if (c == '\n')
-            snprintf(esc, sizeof(esc), "\\n");
-        else if (c == '\r')
-            snprintf(esc, sizeof(esc), "\\r");
-        else if (c == '\t')
-            snprintf(esc, sizeof(esc), "\\t");
-        else
-            snprintf(esc, sizeof(esc), "\\u%04x", c);
-        if (tok_buf_append(b, s + from, i - from) < 0 ||
-            tok_buf_append(b, esc, strlen(esc)) < 0)
-            return -1;
-        from = i + 1;
-    }
-    if (tok_buf_append(b, s + from, len - from) < 0)
-        return -1;
-    return tok_buf_append(b, "\"", 1);
-}
-
-int
 gen_json_ids(struct tok_buf *b, const int32_t *ids, size_t n)
 {
     if (tok_buf_append(b, "[", 1) < 0)
@@ -778,20 +745,20 @@ main(int argc, char **argv)
     struct ops_request rq;
     const struct ops *ops;
     char err[1024];
-    int rval;
+    int rval = 0;
 
     parse_options(&o, &argc, &argv);
     if (gen_checkpoint_open(&c, o.model, err, sizeof(err)) < 0) {
         warnx("%s", err);
-        gen_checkpoint_close(&c);
-        return 1;
+        rval = 1;
+        goto out;
     }
     if (o.fill_mask && c.cfg.type != MODEL_ERNIE) {
         warnx("--fill_mask: '%s' is a GPT checkpoint; fill-mask takes an "
               "ERNIE one",
               o.model);
-        gen_checkpoint_close(&c);
-        return EXIT_USAGE;
+        rval = EXIT_USAGE;
+        goto out;
     }
     rq.device = o.device;
     rq.dtype = strcmp(o.dtype, "bfloat16") == 0  ? OPS_BF16
@@ -804,8 +771,8 @@ main(int argc, char **argv)
     ops = ops_open(&rq, err, sizeof(err));
     if (ops == NULL) {
         warnx("%s", err);
-        gen_checkpoint_close(&c);
-        return 1;
+        rval = 1;
+        goto out;
     }
     if (!o.quiet && ops->device >= 0)
         fprintf(stderr, "generate: %s\n", err);
@@ -818,8 +785,9 @@ main(int argc, char **argv)
     if (cli_output_commit(&out) < 0)
         rval = 1;
     gen_reader_free(rd);
-    gen_checkpoint_close(&c);
     ops->close();
+out:
+    gen_checkpoint_close(&c);
     free(o.prompts);
     return cli_exit_status(rval);
 }

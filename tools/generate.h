@@ -74,10 +74,8 @@ int gen_mask_run(const struct gen_opts *o, struct gen_checkpoint *c,
                  const struct ops *ops, struct gen_reader *rd,
                  struct cli_output *out);
 
-/* JSON output helpers: a string (quoted, escaped as json.dumps with
- * ensure_ascii=False) and an array of ids appended to b; -1 when out of
- * memory. */
-int gen_json_string(struct tok_buf *b, const char *s, size_t len);
+/* JSON output: an array of ids appended to b (strings:
+ * cli_json_string()); -1 when out of memory. */
 int gen_json_ids(struct tok_buf *b, const int32_t *ids, size_t n);
 /* printf into b; -1 when out of memory. */
 int gen_buf_printf(struct tok_buf *b, const char *fmt, ...)

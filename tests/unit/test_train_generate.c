@@ -489,16 +489,18 @@ check_batch_alone(enum gen_strategy st)
         gen_outputs_release(one, 2);
     }
     if (st == GEN_SAMPLING) {
+        struct gen_output other[6];
         int same = 1;
 
         p.seed = 6;
-        CHECK(gen_run(g, &p, prompts, 3, one, NULL, NULL, err, sizeof(err)) ==
+        CHECK(gen_run(g, &p, prompts, 3, other, NULL, NULL, err, sizeof(err)) ==
               0);
-        for (int j = 0; j < 2; j++)
-            same &= one[j].n == all[j].n &&
-                    memcmp(one[j].ids, all[j].ids, (size_t)one[j].n * 4) == 0;
+        for (int j = 0; j < 6; j++)
+            same &=
+                other[j].n == all[j].n &&
+                memcmp(other[j].ids, all[j].ids, (size_t)other[j].n * 4) == 0;
         CHECK(!same);
-        gen_outputs_release(one, 2);
+        gen_outputs_release(other, 6);
     }
     gen_outputs_release(all, 6);
     gen_gpt_free(g);

@@ -360,25 +360,6 @@ attn_dq_kernel(T *dqkv, const T *dout, const T *qkv, const float *lse,
 
 /* ------------------------------------------------------------ launches */
 
-/* Runs the statements with R the registers per lane for head size D
- * (D <= 32 R). */
-#define DISPATCH_HEAD(D, R, ...) \
-    do {                         \
-        if ((D) <= 32) {         \
-            const int R = 1;     \
-            __VA_ARGS__;         \
-        } else if ((D) <= 64) {  \
-            const int R = 2;     \
-            __VA_ARGS__;         \
-        } else if ((D) <= 128) { \
-            const int R = 4;     \
-            __VA_ARGS__;         \
-        } else {                 \
-            const int R = 8;     \
-            __VA_ARGS__;         \
-        }                        \
-    } while (0)
-
 /* Lets kernel use smem bytes of dynamic shared memory (past the 48 KiB
  * every block gets); 0 or -1 after recording why not. */
 static int

@@ -108,23 +108,6 @@ kv_attn_kernel(T *out, const T *kc, const T *vc, const T *qkv,
     }
 }
 
-#define DISPATCH_KV_HEAD(D, R, ...) \
-    do {                            \
-        if ((D) <= 32) {            \
-            const int R = 1;        \
-            __VA_ARGS__;            \
-        } else if ((D) <= 64) {     \
-            const int R = 2;        \
-            __VA_ARGS__;            \
-        } else if ((D) <= 128) {    \
-            const int R = 4;        \
-            __VA_ARGS__;            \
-        } else {                    \
-            const int R = 8;        \
-            __VA_ARGS__;            \
-        }                           \
-    } while (0)
-
 template <typename T, int R>
 static void
 kv_fwd(void *out, void *kc, void *vc, const void *qkv, const int32_t *pos,
@@ -177,5 +160,5 @@ cuda_attention_kv_fwd(void *out, void *kc, void *vc, const void *qkv,
     a.alpha = 1.0f / sqrtf((float)a.D);
     DISPATCH_DTYPE(
         cuda_g.dtype, T_,
-        DISPATCH_KV_HEAD(a.D, R, kv_fwd<T_, R>(out, kc, vc, qkv, pos, a)));
+        DISPATCH_HEAD(a.D, R, kv_fwd<T_, R>(out, kc, vc, qkv, pos, a)));
 }

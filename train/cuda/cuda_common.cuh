@@ -185,6 +185,25 @@ from_float<__half>(float x)
         }                            \
     } while (0)
 
+/* Runs the statements with R = the registers a lane holds of a head of D
+ * columns (D / 32 rounded up to 1, 2, 4 or 8; D <= 256). */
+#define DISPATCH_HEAD(D, R, ...) \
+    do {                         \
+        if ((D) <= 32) {         \
+            const int R = 1;     \
+            __VA_ARGS__;         \
+        } else if ((D) <= 64) {  \
+            const int R = 2;     \
+            __VA_ARGS__;         \
+        } else if ((D) <= 128) { \
+            const int R = 4;     \
+            __VA_ARGS__;         \
+        } else {                 \
+            const int R = 8;     \
+            __VA_ARGS__;         \
+        }                        \
+    } while (0)
+
 static inline size_t
 dtype_bytes(enum ops_dtype dt)
 {

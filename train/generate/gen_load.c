@@ -18,6 +18,7 @@
 #include "ckpt/weights.h"
 #include "gen_load.h"
 #include "model/model.h"
+#include "model/params.h"
 #include "tok.h"
 #include "util/tr_util.h"
 
@@ -44,7 +45,8 @@ has_file(const char *dir, const char *name)
 /* The model type named by config.json's "model_type" (or, without one,
  * by GPT-2's keys). */
 static int
-read_type(const char *path, enum model_type *type, char *err, size_t errlen)
+read_type(const char *path, enum model_type *type, int *bert, char *err,
+          size_t errlen)
 {
     struct config_err ce;
     struct json_object *root = config_json_object(path, &ce), *o;
@@ -69,6 +71,9 @@ read_type(const char *path, enum model_type *type, char *err, size_t errlen)
         *type = json_object_object_get_ex(root, "n_embd", &o) ? MODEL_GPT
                                                               : MODEL_ERNIE;
     }
+    *bert = rc == 0 && json_object_object_get_ex(root, "model_type", &o) &&
+            json_object_is_type(o, json_type_string) &&
+            strcmp(json_object_get_string(o), "bert") == 0;
     json_object_put(root);
     return rc;
 }
@@ -163,6 +168,7 @@ gen_checkpoint_open(struct gen_checkpoint *c, const char *dir, char *err,
     struct st_err se;
     struct stat st;
     enum model_type type = MODEL_GPT;
+    int bert = 0;
 
     memset(c, 0, sizeof(*c));
     c->endoftext = -1;
@@ -180,9 +186,11 @@ gen_checkpoint_open(struct gen_checkpoint *c, const char *dir, char *err,
         return tr_fail(err, errlen, "'%s': path too long", dir);
     if (!has_file(dir, "config.json"))
         return tr_fail(err, errlen, "checkpoint '%s' has no config.json", dir);
-    if (read_type(path, &type, err, errlen) < 0)
+    if (read_type(path, &type, &bert, err, errlen) < 0)
         return -1;
     config_defaults(&c->cfg, type);
+    if (bert) /* BertConfig has no task embeddings */
+        c->cfg.use_task_id = 0;
     if (config_read_json(&c->cfg, path, &ce) < 0 ||
         config_check(&c->cfg, &ce) < 0)
         return tr_fail(err, errlen, "%s", ce.msg);
@@ -197,9 +205,14 @@ gen_checkpoint_open(struct gen_checkpoint *c, const char *dir, char *err,
         return tr_fail(err, errlen, "%s", se.msg);
     /* config.json does not say whether ERNIE has its SOP head: the
      * weights do (ErnieForMaskedLM's have neither it nor the pooler). */
-    if (type == MODEL_ERNIE)
+    if (type == MODEL_ERNIE) {
         c->cfg.binary_head =
             st_find(c->weights, "cls.seq_relationship.weight") != NULL;
+        /* BertForMaskedLM's names: "bert." where ERNIE's are "ernie.". */
+        c->bert_names =
+            st_find(c->weights, "bert.embeddings.word_embeddings.weight") !=
+            NULL;
+    }
     return open_tokenizer(c, err, errlen);
 }
 
@@ -214,21 +227,47 @@ gen_checkpoint_close(struct gen_checkpoint *c)
     memset(c, 0, sizeof(*c));
 }
 
+/* The model's table under BERT's names: a copy whose "ernie." names read
+ * "bert.".  Returns 0, or -1 when out of memory. */
+static int
+bert_table(const struct param_table *pt, struct param_table *alt)
+{
+    *alt = *pt;
+    alt->t = malloc((pt->n ? pt->n : 1) * sizeof(*alt->t));
+    if (alt->t == NULL)
+        return -1;
+    memcpy(alt->t, pt->t, pt->n * sizeof(*alt->t));
+    for (size_t i = 0; i < pt->n; i++)
+        if (strncmp(alt->t[i].name, "ernie.", 6) == 0)
+            snprintf(alt->t[i].name, sizeof(alt->t[i].name), "bert.%s",
+                     pt->t[i].name + 6);
+    return 0;
+}
+
 int
 gen_checkpoint_model(struct gen_checkpoint *c, const struct ops *ops, int max_B,
                      int max_T, int max_M, struct model **out, char *err,
                      size_t errlen)
 {
     struct model *m;
+    struct param_table alt;
     struct st_err se;
+    int rc;
 
     *out = NULL;
     if (model_create(&m, &c->cfg, ops, max_B, max_T, max_M, err, errlen) < 0)
         return -1;
+    if (c->bert_names && bert_table(model_table(m), &alt) < 0) {
+        model_free(m);
+        return tr_fail(err, errlen, "out of memory");
+    }
     /* Tensors the model does not have (a pooler without the SOP head,
      * the buffers transformers saves) are left unread. */
-    if (weights_load_buffer(model_table(m), ops, model_params(m), "",
-                            c->weights, NULL, &se) < 0) {
+    rc = weights_load_buffer(c->bert_names ? &alt : model_table(m), ops,
+                             model_params(m), "", c->weights, NULL, &se);
+    if (c->bert_names)
+        free(alt.t);
+    if (rc < 0) {
         model_free(m);
         return tr_fail(err, errlen, "'%s/model.safetensors': %s", c->dir,
                        se.msg);
@@ -247,6 +286,8 @@ static int
 append_ids(int32_t **ids, size_t *n, size_t *cap, const int32_t *add,
            size_t n_add)
 {
+    if (n_add == 0)
+        return 0;
     if (*n + n_add > *cap) {
         size_t want = (*n + n_add) * 2 + 16;
         int32_t *p = realloc(*ids, want * sizeof(int32_t));

@@ -2,8 +2,9 @@
 /*
  * gen_load.h: a checkpoint directory opened for inference: ours (train's
  * model_<step>/, erniekit-checkpoint(5)) or Hugging Face's
- * save_pretrained() of a GPT-2 or ERNIE model: config.json (its
- * "model_type", gpt2 or ernie/bert, says which), model.safetensors (F32)
+ * save_pretrained() of a GPT-2, ERNIE or BERT model: config.json (its
+ * "model_type", gpt2 or ernie/bert, says which; BERT is ERNIE without
+ * task embeddings, its tensors named "bert."), model.safetensors (F32)
  * and the tokenizer files (GPT: vocab.json and merges.txt; ERNIE:
  * vocab.txt and, optional, tokenizer_config.json), then the model built
  * on a backend with those weights.
@@ -33,6 +34,7 @@ struct gen_checkpoint {
     struct tok_vocab *vocab;
     struct tok_tokenizer *wordpiece;
     int32_t endoftext; /* BPE: the id of "<|endoftext|>", or -1 */
+    int bert_names;    /* ERNIE's tensors under "bert." (BertForMaskedLM) */
 };
 
 /* gen_checkpoint_open: read dir's config.json, map its model.safetensors
