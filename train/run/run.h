@@ -152,6 +152,10 @@ struct run {
     int64_t kill_at, stall_at, signal_at;
     int test_signal;
     int test_rank;
+    /* Tests: TRAIN_TEST_DUMP_BATCHES names a directory where a run of one
+     * rank writes every micro-batch it evaluates (test_dump_batch()), or
+     * NULL. */
+    const char *dump_batches;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -163,5 +167,12 @@ void read_test_hooks(struct run *r);
 /* test_hook_due: whether a test fault set for step `at` fires at `step`
  * on this rank. */
 int test_hook_due(const struct run *r, int64_t at, int64_t step);
+
+/* test_dump_batch: with TRAIN_TEST_DUMP_BATCHES (one rank), micro-batch i
+ * of an evaluation of split `name` as <dir>/<name>-<i>.safetensors, the
+ * I32 tensors of tests/conformance/train_torch_run.py's batches; else
+ * nothing. */
+void test_dump_batch(const struct run *r, const char *name, int i,
+                     const struct batch *b);
 
 #endif /* TRAIN_RUN_H */
