@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "data/datasets.h"
+#include "tok.h"
 #include "trainer.h"
 #include "util/tr_util.h"
 #include "zero/zero.h"
@@ -26,9 +28,9 @@
  * split is read from): a checkpoint trained with other values was
  * evaluated on other samples. */
 static const char *const sample_args[] = {
-    "input_dir",      "split",         "seed",          "max_seq_len",
-    "max_steps",      "eval_freq",     "eval_iters",    "micro_batch_size",
-    "masked_lm_prob", "short_seq_prob", "max_ngrams",   "favor_longer_ngram",
+    "input_dir",       "split",          "seed",       "max_seq_len",
+    "max_steps",       "eval_freq",      "eval_iters", "micro_batch_size",
+    "masked_lm_prob",  "short_seq_prob", "max_ngrams", "favor_longer_ngram",
     "geometric_ngram", "binary_head",
 };
 
@@ -51,8 +53,8 @@ note_other_samples(const struct run *r, const char *dir)
         return;
     }
     now_args = json_tokener_parse(r->args_json);
-    for (size_t i = 0; now_args != NULL &&
-                       i < sizeof(sample_args) / sizeof(sample_args[0]);
+    for (size_t i = 0;
+         now_args != NULL && i < sizeof(sample_args) / sizeof(sample_args[0]);
          i++) {
         const char *k = sample_args[i], *a, *b;
 
@@ -72,6 +74,90 @@ note_other_samples(const struct run *r, const char *dir)
                  dir, (long long)r->st.global_batch_size, r->gbs);
     json_object_put(now_args);
     json_object_put(state);
+}
+
+/* The file name of dir, if dir holds it as a regular file (caller
+ * frees), else NULL. */
+static char *
+file_of(const char *dir, const char *name)
+{
+    struct stat st;
+    char *path;
+
+    if (asprintf(&path, "%s/%s", dir, name) < 0)
+        fatal("out of memory");
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return path;
+    free(path);
+    return NULL;
+}
+
+/* Whether files a and b have the same bytes (by their SHA-256). */
+static int
+same_file(const char *a, const char *b)
+{
+    char ha[DS_META_HEX], hb[DS_META_HEX];
+    struct ds_err e;
+
+    if (ds_meta_file_sha256(a, ha, &e) < 0 ||
+        ds_meta_file_sha256(b, hb, &e) < 0)
+        fatal("%s", e.msg);
+    return strcmp(ha, hb) == 0;
+}
+
+/* The vocabulary the checkpoint was trained with (the tokenizer files it
+ * carries) must be the run's, whose ids the data holds (checked against
+ * the datasets' sidecars already): another is an error naming both. */
+static void
+check_checkpoint_vocab(const struct run *r, const char *dir)
+{
+    const char *flag = "--tokenizer_name_or_path";
+    char *mine;
+
+    if (r->cfg.type == MODEL_ERNIE) {
+        struct tok_vocab *v, *w;
+        struct tok_err te;
+        size_t n, m;
+
+        if ((mine = file_of(dir, "vocab.txt")) == NULL)
+            return;
+        if (tok_vocab_load(&v, mine, &te) < 0 ||
+            tok_vocab_load(&w, r->vocab_path, &te) < 0)
+            fatal("%s", te.msg);
+        n = tok_vocab_n_ids(v);
+        m = tok_vocab_n_ids(w);
+        for (size_t i = 0; i < (n > m ? n : m); i++) {
+            const char *t = i < n ? tok_vocab_token(v, (tok_id)i, NULL) : NULL;
+            const char *u = i < m ? tok_vocab_token(w, (tok_id)i, NULL) : NULL;
+
+            if (i < n && i < m && (t == u || (t && u && !strcmp(t, u))))
+                continue;
+            fatal("checkpoint '%s' was trained with another vocab than %s "
+                  "'%s', whose ids the data holds: id %zu is %s%s%s in "
+                  "'%s', %s%s%s in the run's (%zu and %zu tokens); give "
+                  "the checkpoint data of its own vocab",
+                  dir, flag, r->vocab_path, i, t ? "'" : "", t ? t : "none",
+                  t ? "'" : "", mine, u ? "'" : "", u ? u : "none",
+                  u ? "'" : "", n, m);
+        }
+        tok_vocab_free(v);
+        tok_vocab_free(w);
+        free(mine);
+        return;
+    }
+    /* GPT: the checkpoint's copies of vocab.json and merges.txt. */
+    for (size_t i = 0; i < r->tok.n_files; i++) {
+        const struct ckpt_file *f = &r->tok.files[i];
+
+        if (f->src == NULL || (mine = file_of(dir, f->name)) == NULL)
+            continue;
+        if (!same_file(mine, f->src))
+            fatal("checkpoint '%s' was trained with another byte-level BPE "
+                  "than %s's: '%s' is not '%s'; give the checkpoint data "
+                  "of its own vocab",
+                  dir, flag, mine, f->src);
+        free(mine);
+    }
 }
 
 /* A split to evaluate must have samples: a clear error naming the flag
@@ -206,6 +292,7 @@ evaluate_checkpoint(struct run *r)
     if (a->do_predict)
         need_samples(r, DS_SPLIT_TEST, "--do_predict", "test");
     dir = load_for_eval(r);
+    check_checkpoint_vocab(r, dir);
     if (r->stage3) /* keep this rank's range of the layers only */
         zero_stage3_start(r);
     note_other_samples(r, dir);
@@ -237,11 +324,10 @@ evaluate_checkpoint(struct run *r)
     if (g_rank == 0) {
         if (asprintf(&path, "%s/eval_results.json", a->output_dir) < 0)
             fatal("out of memory");
-        write_atomically(path,
-                         json_object_to_json_string_ext(
-                             o, JSON_C_TO_STRING_PRETTY |
-                                    JSON_C_TO_STRING_SPACED |
-                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+        write_atomically(path, json_object_to_json_string_ext(
+                                   o, JSON_C_TO_STRING_PRETTY |
+                                          JSON_C_TO_STRING_SPACED |
+                                          JSON_C_TO_STRING_NOSLASHESCAPE));
         log_info("wrote %s", path);
         free(path);
     }
