@@ -525,10 +525,11 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
 }
 
 int
-ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
-                const struct train_state *s, const char *args_json,
-                const struct ckpt_file *files, size_t n_files, int keep_backup,
-                char *err, size_t errlen)
+ckpt_write_dir(const char *dir,
+               int (*fill)(const char *tmp, void *ctx, char *err,
+                           size_t errlen),
+               void *ctx, const struct ckpt_file *files, size_t n_files,
+               int keep_backup, char *err, size_t errlen)
 {
     /* d leaves room for the suffixes of tmp and bak */
     char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
@@ -539,15 +540,15 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
     while (len > 1 && dir[len - 1] == '/')
         len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
     if (len == 0 || len >= sizeof(d))
-        return tr_fail(err, errlen, "bad checkpoint directory '%s'", dir);
+        return tr_fail(err, errlen, "bad directory '%s'", dir);
     snprintf(d, sizeof(d), "%.*s", (int)len, dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", d, (long)getpid());
     snprintf(bak, sizeof(bak), "%s_bak", d);
     if (stat(d, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return tr_fail(err, errlen,
-                           "cannot save a checkpoint to '%s': it "
-                           "exists and is not a directory",
+                           "cannot write '%s': it exists and is not a "
+                           "directory",
                            d);
         have_old = 1;
     } else if (errno != ENOENT) {
@@ -562,10 +563,7 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                        strerror(errno));
     made = 1;
     interrupt_protect(tmp); /* a SIGINT from here removes it */
-    if (save_model(tmp, m, err, errlen) < 0 ||
-        save_config(tmp, m, err, errlen) < 0 ||
-        save_optimizer(tmp, o, err, errlen) < 0 ||
-        save_state(tmp, m, o, s, args_json, err, errlen) < 0)
+    if (fill != NULL && fill(tmp, ctx, err, errlen) < 0)
         goto out;
     for (size_t i = 0; i < n_files; i++) {
         if (join(path, tmp, files[i].name) < 0) {
@@ -580,7 +578,7 @@ ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
     }
     if (sync_path(tmp, err, errlen) < 0)
         goto out;
-    /* From the swap on, tmp may hold the old checkpoint, complete. */
+    /* From the swap on, tmp may hold the old directory, complete. */
     interrupt_release();
     if (install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
         goto out;
@@ -591,6 +589,39 @@ out:
     if (rc < 0 && made)
         remove_tree(tmp);
     return rc;
+}
+
+/* What ckpt_save_files() writes besides the caller's files. */
+struct save_ctx {
+    struct model *m;
+    const struct optimizer *o;
+    const struct train_state *s;
+    const char *args_json;
+};
+
+static int
+fill_checkpoint(const char *tmp, void *ctx, char *err, size_t errlen)
+{
+    const struct save_ctx *c = ctx;
+
+    if (save_model(tmp, c->m, err, errlen) < 0 ||
+        save_config(tmp, c->m, err, errlen) < 0 ||
+        save_optimizer(tmp, c->o, err, errlen) < 0 ||
+        save_state(tmp, c->m, c->o, c->s, c->args_json, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+int
+ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
+                const struct train_state *s, const char *args_json,
+                const struct ckpt_file *files, size_t n_files, int keep_backup,
+                char *err, size_t errlen)
+{
+    struct save_ctx c = { m, o, s, args_json };
+
+    return ckpt_write_dir(dir, fill_checkpoint, &c, files, n_files, keep_backup,
+                          err, errlen);
 }
 
 /* name = "<base>.tmp.<pid>" or "<base>.old.<pid>": the pid, else 0. */
