@@ -35,6 +35,7 @@ static const struct command {
     { "dataset-inspect", "show what a token dataset holds" },
     { "vocab-build", "build ERNIE (WordPiece) and GPT (BPE) vocabularies" },
     { "train", "pretrain ERNIE or GPT (CPU or GPUs, one rank or several)" },
+    { "checkpoint-export", "write a checkpoint in PaddleNLP's layout" },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
