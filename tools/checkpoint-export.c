@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "banned.h"
 
-#define USAGE_LINE                                                       \
+#define USAGE_LINE \
     "usage: checkpoint-export [-fhqV] [-F format] -o directory checkpoint\n"
 
 static void

@@ -41,7 +41,8 @@ struct entry {
     struct pd_tensor out;
 };
 
-struct export {
+struct export
+{
     struct st_file *f;
     char path[4096]; /* model.safetensors, for messages */
     struct entry *e;
@@ -73,9 +74,10 @@ add(struct export *x, const char *to, const char *from, int64_t d0, int64_t d1,
     }
     if (t->dtype != ST_F32)
         return tr_fail(x->err, x->errlen,
-                       "'%s': tensor '%s' is %s; only F32 is exported",
-                       x->path, from, st_dtype_name(t->dtype));
-    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1))
+                       "'%s': tensor '%s' is %s; only F32 is exported", x->path,
+                       from, st_dtype_name(t->dtype));
+    if (t->ndim != ndim || t->shape[0] != d0 ||
+        (ndim == 2 && t->shape[1] != d1))
         return tr_fail(x->err, x->errlen,
                        "'%s': tensor '%s' is not of the shape [%lld%s%.0lld] "
                        "its config.json gives",
@@ -180,17 +182,17 @@ ernie_tensors(struct export *x, int *sop)
     const struct model_config *c = &x->c;
     int64_t C = c->hidden_size, I = c->intermediate_size, V = c->vocab_size;
     char to[NAME_MAX_LEN], from[NAME_MAX_LEN];
-    static const char *const qkv[3][2] = {
-        { "query", "q_proj" }, { "key", "k_proj" }, { "value", "v_proj" }
-    };
+    static const char *const qkv[3][2] = { { "query", "q_proj" },
+                                           { "key", "k_proj" },
+                                           { "value", "v_proj" } };
     int rc = 0;
 
     *sop = st_find(x->f, "cls.seq_relationship.weight") != NULL;
     rc |= add(x, "ernie.embeddings.word_embeddings.weight",
               "ernie.embeddings.word_embeddings.weight", V, C, AS_IS, 0, 0, 0);
     rc |= add(x, "ernie.embeddings.position_embeddings.weight",
-              "ernie.embeddings.position_embeddings.weight", c->max_position,
-              C, AS_IS, 0, 0, 0);
+              "ernie.embeddings.position_embeddings.weight", c->max_position, C,
+              AS_IS, 0, 0, 0);
     rc |= add(x, "ernie.embeddings.token_type_embeddings.weight",
               "ernie.embeddings.token_type_embeddings.weight",
               c->type_vocab_size, C, AS_IS, 0, 0, 0);
@@ -203,8 +205,9 @@ ernie_tensors(struct export *x, int *sop)
     rc |= add(x, "ernie.embeddings.layer_norm.bias",
               "ernie.embeddings.LayerNorm.bias", C, 0, AS_IS, 0, 0, 0);
     for (int l = 0; l < c->num_layers && rc == 0; l++) {
-#define TO(s)   (snprintf(to, sizeof(to), "ernie.encoder.layers.%d.%s", l, s), to)
-#define FROM(s) (snprintf(from, sizeof(from), "ernie.encoder.layer.%d.%s", l, s), from)
+#define TO(s) (snprintf(to, sizeof(to), "ernie.encoder.layers.%d.%s", l, s), to)
+#define FROM(s) \
+    (snprintf(from, sizeof(from), "ernie.encoder.layer.%d.%s", l, s), from)
         for (int j = 0; j < 3; j++) {
             char a[64], b[64];
 
@@ -251,14 +254,14 @@ ernie_tensors(struct export *x, int *sop)
      * each written under both its names, as PaddleNLP writes them. */
     rc |= add(x, "cls.predictions.decoder_bias", "cls.predictions.bias", V, 0,
               AS_IS, 0, 0, 0);
-    rc |= add(x, "cls.predictions.transform.weight",
-              "cls.predictions.transform.dense.weight", C, C, TRANSPOSE, 0, 0,
-              0);
+    rc |=
+        add(x, "cls.predictions.transform.weight",
+            "cls.predictions.transform.dense.weight", C, C, TRANSPOSE, 0, 0, 0);
     rc |= add(x, "cls.predictions.transform.bias",
               "cls.predictions.transform.dense.bias", C, 0, AS_IS, 0, 0, 0);
-    rc |= add(x, "cls.predictions.layer_norm.weight",
-              "cls.predictions.transform.LayerNorm.weight", C, 0, AS_IS, 0, 0,
-              0);
+    rc |=
+        add(x, "cls.predictions.layer_norm.weight",
+            "cls.predictions.transform.LayerNorm.weight", C, 0, AS_IS, 0, 0, 0);
     rc |= add(x, "cls.predictions.layer_norm.bias",
               "cls.predictions.transform.LayerNorm.bias", C, 0, AS_IS, 0, 0, 0);
     rc |= add(x, "cls.predictions.decoder.weight",
@@ -293,8 +296,9 @@ gpt_tensors(struct export *x)
     rc |= add(x, "gpt.embeddings.position_embeddings.weight",
               "transformer.wpe.weight", c->max_position, C, AS_IS, 0, 0, 0);
     for (int l = 0; l < c->num_layers && rc == 0; l++) {
-#define TO(s)   (snprintf(to, sizeof(to), "gpt.decoder.layers.%d.%s", l, s), to)
-#define FROM(s) (snprintf(from, sizeof(from), "transformer.h.%d.%s", l, s), from)
+#define TO(s) (snprintf(to, sizeof(to), "gpt.decoder.layers.%d.%s", l, s), to)
+#define FROM(s) \
+    (snprintf(from, sizeof(from), "transformer.h.%d.%s", l, s), from)
         static const char *const qkv[3] = { "q_proj", "k_proj", "v_proj" };
 
         for (int j = 0; j < 3; j++) {
@@ -309,8 +313,8 @@ gpt_tensors(struct export *x)
         }
         rc |= add(x, TO("self_attn.out_proj.weight"),
                   FROM("attn.c_proj.weight"), C, C, AS_IS, 0, 0, 0);
-        rc |= add(x, TO("self_attn.out_proj.bias"), FROM("attn.c_proj.bias"),
-                  C, 0, AS_IS, 0, 0, 0);
+        rc |= add(x, TO("self_attn.out_proj.bias"), FROM("attn.c_proj.bias"), C,
+                  0, AS_IS, 0, 0, 0);
         rc |= add(x, TO("linear1.weight"), FROM("mlp.c_fc.weight"), C, I, AS_IS,
                   0, 0, 0);
         rc |= add(x, TO("linear1.bias"), FROM("mlp.c_fc.bias"), I, 0, AS_IS, 0,
@@ -319,11 +323,11 @@ gpt_tensors(struct export *x)
                   AS_IS, 0, 0, 0);
         rc |= add(x, TO("linear2.bias"), FROM("mlp.c_proj.bias"), C, 0, AS_IS,
                   0, 0, 0);
-        rc |= add(x, TO("norm1.weight"), FROM("ln_1.weight"), C, 0, AS_IS, 0,
-                  0, 0);
+        rc |= add(x, TO("norm1.weight"), FROM("ln_1.weight"), C, 0, AS_IS, 0, 0,
+                  0);
         rc |= add(x, TO("norm1.bias"), FROM("ln_1.bias"), C, 0, AS_IS, 0, 0, 0);
-        rc |= add(x, TO("norm2.weight"), FROM("ln_2.weight"), C, 0, AS_IS, 0,
-                  0, 0);
+        rc |= add(x, TO("norm2.weight"), FROM("ln_2.weight"), C, 0, AS_IS, 0, 0,
+                  0);
         rc |= add(x, TO("norm2.bias"), FROM("ln_2.bias"), C, 0, AS_IS, 0, 0, 0);
 #undef TO
 #undef FROM
@@ -391,9 +395,8 @@ paddle_config(const struct model_config *c, const char *arch)
     put_num(o, "hidden_dropout_prob", c->hidden_dropout);
     put_int(o, "hidden_size", c->hidden_size);
     put_num(o, "initializer_range", c->initializer_range);
-    put_int(o, "intermediate_size", c->intermediate_size
-                                        ? c->intermediate_size
-                                        : 4 * c->hidden_size);
+    put_int(o, "intermediate_size",
+            c->intermediate_size ? c->intermediate_size : 4 * c->hidden_size);
     if (c->type == MODEL_ERNIE)
         put_num(o, "layer_norm_eps", c->layer_norm_eps);
     put_int(o, "max_position_embeddings", c->max_position);
@@ -580,8 +583,7 @@ fill(const char *tmp, void *ctx, char *err, size_t errlen)
         int e = errno;
 
         fclose(out);
-        return tr_fail(err, errlen, "cannot write '%s': %s", path,
-                       strerror(e));
+        return tr_fail(err, errlen, "cannot write '%s': %s", path, strerror(e));
     }
     if (fclose(out) != 0)
         return tr_fail(err, errlen, "cannot write '%s': %s", path,
@@ -652,8 +654,8 @@ dst_free(const char *dst, int replace, char *err, size_t errlen)
     if (replace && earlier)
         return 0;
     return tr_fail(err, errlen,
-                   "'%s' exists and is not empty%s; give a new directory",
-                   dst, earlier ? " (an earlier export: -f replaces it)" : "");
+                   "'%s' exists and is not empty%s; give a new directory", dst,
+                   earlier ? " (an earlier export: -f replaces it)" : "");
 }
 
 int
@@ -685,7 +687,8 @@ paddle_export(const char *src, const char *dst, int replace,
     if (model_type_of(config, x.f, &type, err, errlen) < 0)
         goto out;
     config_defaults(&x.c, type);
-    if (config_read_json(&x.c, config, &ce) < 0 || config_check(&x.c, &ce) < 0) {
+    if (config_read_json(&x.c, config, &ce) < 0 ||
+        config_check(&x.c, &ce) < 0) {
         tr_fail(err, errlen, "%s", ce.msg);
         goto out;
     }

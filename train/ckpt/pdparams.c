@@ -211,8 +211,8 @@ array(struct out *o, const struct pd_tensor *t)
 }
 
 int
-pdparams_write(const char *path, const struct pd_tensor *t, size_t n,
-               char *err, size_t errlen)
+pdparams_write(const char *path, const struct pd_tensor *t, size_t n, char *err,
+               size_t errlen)
 {
     struct out *o;
     int failed;
