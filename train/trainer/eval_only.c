@@ -276,6 +276,24 @@ write_atomically(const char *path, const char *text)
     free(tmp);
 }
 
+/* An evaluation must read all it asked for: a split whose samples (sized
+ * by the flags, as training sizes them) ran out before is an error. */
+static void
+read_all(const struct run *r, const char *flag, const char *name,
+         const struct eval_result *e, int iters)
+{
+    int want = iters * r->replicas;
+
+    if (e->n >= want)
+        return;
+    fatal("%s: the %s split ran out after %d of the %d micro-batches of "
+          "global step %lld: its samples are those of a run of --max_steps "
+          "%d evaluating every --eval_freq %d steps (--eval_iters %d); give "
+          "the flags of the run that wrote the checkpoint",
+          flag, name, e->n, want, (long long)r->st.global_step, r->a.max_steps,
+          r->a.eval_freq, r->a.eval_iters);
+}
+
 void
 evaluate_checkpoint(struct run *r)
 {
@@ -312,6 +330,7 @@ evaluate_checkpoint(struct run *r)
         r->valid->pos.consumed_samples =
             (uint64_t)r->gbs * chunk * (uint64_t)a->eval_iters;
         evaluate(r, r->valid, "valid", iters, 0, &valid);
+        read_all(r, "--do_eval", "valid", &valid, iters);
         add_metrics(o, r, "eval", "valid", &valid);
     }
     if (a->do_predict) {
@@ -319,6 +338,7 @@ evaluate_checkpoint(struct run *r)
 
         evaluate(r, l, "test", 10 * iters, 1, &test);
         loader_free(l);
+        read_all(r, "--do_predict", "test", &test, 10 * iters);
         add_metrics(o, r, "test", "test", &test);
     }
     if (g_rank == 0) {
