@@ -425,21 +425,6 @@ paddle_config(const struct model_config *c, const char *arch)
 
 /* ---------------------------------------------------------- tokenizer */
 
-/* dir/name if it is a regular file (caller frees), else NULL. */
-static char *
-file_in_dir(const char *dir, const char *name)
-{
-    struct stat st;
-    char *p;
-
-    if (asprintf(&p, "%s/%s", dir, name) < 0)
-        return NULL;
-    if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-        return p;
-    free(p);
-    return NULL;
-}
-
 /* A special token of the checkpoint's tokenizer_config.json (a string
  * value of key), or dflt. */
 static const char *
@@ -469,7 +454,7 @@ tokenizer_files(const char *src, const struct model_config *c,
 {
     struct json_object *tc = NULL, *cfg = json_object_new_object();
     struct json_object *map = json_object_new_object();
-    char *tc_path = file_in_dir(src, "tokenizer_config.json");
+    char *tc_path = tr_file_in_dir(src, "tokenizer_config.json");
     const char *keys[5], *toks[5];
     size_t n_keys = 0;
     int rc = 0;
@@ -489,7 +474,7 @@ tokenizer_files(const char *src, const struct model_config *c,
         struct json_object *v;
         int lower = 1;
 
-        if ((t->owned[0] = file_in_dir(src, "vocab.txt")) == NULL)
+        if ((t->owned[0] = tr_file_in_dir(src, "vocab.txt")) == NULL)
             goto out;
         t->f[t->n++] = (struct ckpt_file){ "vocab.txt", t->owned[0], NULL };
         if (tc != NULL && json_object_object_get_ex(tc, "do_lower_case", &v))
@@ -503,8 +488,8 @@ tokenizer_files(const char *src, const struct model_config *c,
         keys[4] = "mask_token", toks[4] = special(tc, "mask_token", "[MASK]");
         n_keys = 5;
     } else {
-        if ((t->owned[0] = file_in_dir(src, "vocab.json")) == NULL ||
-            (t->owned[1] = file_in_dir(src, "merges.txt")) == NULL)
+        if ((t->owned[0] = tr_file_in_dir(src, "vocab.json")) == NULL ||
+            (t->owned[1] = tr_file_in_dir(src, "merges.txt")) == NULL)
             goto out;
         t->f[t->n++] = (struct ckpt_file){ "vocab.json", t->owned[0], NULL };
         t->f[t->n++] = (struct ckpt_file){ "merges.txt", t->owned[1], NULL };
@@ -648,7 +633,7 @@ dst_free(const char *dst, int replace, char *err, size_t errlen)
                        strerror(errno));
     if (empty)
         return 0;
-    p = file_in_dir(dst, "model_state.pdparams");
+    p = tr_file_in_dir(dst, "model_state.pdparams");
     earlier = p != NULL;
     free(p);
     if (replace && earlier)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ckpt/checkpoint.h"
@@ -19,6 +18,7 @@
 #include "comm.h"
 #include "step/step.h"
 #include "trainer.h"
+#include "util/tr_util.h"
 #include "zero/zero.h"
 
 /* Whether this rank holds a part of the model (tensor or pipeline
@@ -110,13 +110,9 @@ load_checkpoint_weights(struct run *r, const char *dir, const char *flag)
 static int
 has_file(const char *dir, const char *name)
 {
-    struct stat st;
-    char *path;
-    int yes;
+    char *path = tr_file_in_dir(dir, name);
+    int yes = path != NULL;
 
-    if (asprintf(&path, "%s/%s", dir, name) < 0)
-        fatal("out of memory");
-    yes = stat(path, &st) == 0 && S_ISREG(st.st_mode);
     free(path);
     return yes;
 }

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "data/datasets.h"
@@ -76,22 +75,6 @@ note_other_samples(const struct run *r, const char *dir)
     json_object_put(state);
 }
 
-/* The file name of dir, if dir holds it as a regular file (caller
- * frees), else NULL. */
-static char *
-file_of(const char *dir, const char *name)
-{
-    struct stat st;
-    char *path;
-
-    if (asprintf(&path, "%s/%s", dir, name) < 0)
-        fatal("out of memory");
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        return path;
-    free(path);
-    return NULL;
-}
-
 /* Whether files a and b have the same bytes (by their SHA-256). */
 static int
 same_file(const char *a, const char *b)
@@ -119,7 +102,7 @@ check_checkpoint_vocab(const struct run *r, const char *dir)
         struct tok_err te;
         size_t n, m;
 
-        if ((mine = file_of(dir, "vocab.txt")) == NULL)
+        if ((mine = tr_file_in_dir(dir, "vocab.txt")) == NULL)
             return;
         if (tok_vocab_load(&v, mine, &te) < 0 ||
             tok_vocab_load(&w, r->vocab_path, &te) < 0)
@@ -149,7 +132,7 @@ check_checkpoint_vocab(const struct run *r, const char *dir)
     for (size_t i = 0; i < r->tok.n_files; i++) {
         const struct ckpt_file *f = &r->tok.files[i];
 
-        if (f->src == NULL || (mine = file_of(dir, f->name)) == NULL)
+        if (f->src == NULL || (mine = tr_file_in_dir(dir, f->name)) == NULL)
             continue;
         if (!same_file(mine, f->src))
             fatal("checkpoint '%s' was trained with another byte-level BPE "

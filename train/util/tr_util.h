@@ -36,6 +36,10 @@ int tr_make_dirs(const char *path, char failed[PATH_MAX]);
  * only its durability is at stake). */
 void tr_sync_parent(const char *path);
 
+/* tr_file_in_dir: dir/name when that is a regular file (caller frees),
+ * else NULL (none, or out of memory). */
+char *tr_file_in_dir(const char *dir, const char *name);
+
 #ifdef __cplusplus
 }
 #endif
