@@ -2,7 +2,7 @@
 # tools/: one .c per command, thin over the libraries; cli*.c are shared.
 
 TOOL_NAMES := tokenize segment json-pack create-pretraining-data \
-	merge dataset-inspect
+	merge dataset-inspect checkpoint-export
 TOOLS := $(TOOL_NAMES:%=$(BUILD)/%)
 CLI_OBJS := $(BUILD)/tools/cli.o $(BUILD)/tools/cli_input.o \
 	$(BUILD)/tools/cli_pipeline.o $(BUILD)/tools/cli_json.o \
@@ -17,6 +17,14 @@ $(BUILD)/create-pretraining-data: TOOL_LIBS := $(LIBDATA_LIBS)
 # merge and dataset-inspect read (and merge writes) through libdata.
 $(BUILD)/merge $(BUILD)/dataset-inspect: $(LIBDATA)
 $(BUILD)/merge $(BUILD)/dataset-inspect: TOOL_LIBS := $(LIBDATA_LIBS)
+
+# checkpoint-export reads checkpoints and writes PaddleNLP's files through
+# libtrain (train/ckpt/paddle_export.c); libtok again after it, which
+# libtrain uses.
+$(BUILD)/checkpoint-export: $(LIBTRAIN) $(LIBDATA)
+$(BUILD)/checkpoint-export: TOOL_LIBS := $(LIBTOK) $(LIBTRAIN_LIBS) \
+	$(LIBDATA_LIBS)
+$(BUILD)/tools/checkpoint-export.o: ALL_CFLAGS += -Itrain
 
 $(BUILD)/%: $(BUILD)/tools/%.o $(CLI_OBJS) $(LIBTOK)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(REQ_LIBS) $(TOOL_LIBS)

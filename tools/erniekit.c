@@ -36,6 +36,7 @@ static const struct command {
     { "vocab-build", "build ERNIE (WordPiece) and GPT (BPE) vocabularies" },
     { "train", "pretrain ERNIE or GPT (CPU or GPUs, one rank or several)" },
     { "generate", "text from a GPT checkpoint; ERNIE's fill-mask" },
+    { "checkpoint-export", "write a checkpoint in PaddleNLP's layout" },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -14,6 +14,7 @@
  *     trainer/checkpointing.c  resume, --continue_training or init; saves
  *     trainer/tensors.c   the model's tensors whole, one at a time, for them
  *     trainer/evaluate.c  the valid and test splits
+ *     trainer/eval_only.c a checkpoint evaluated without training
  *     trainer/report.c    start lines, the step line, train_log.jsonl, events
  *     trainer/stop.c      SIGTERM/SIGUSR1 at a step boundary
  *     step/step.c         one step: micro-steps, reduction, norm, AdamW;
@@ -111,8 +112,8 @@ train_loop(struct run *r)
             double t_aside = now();
 
             if (step % a->eval_freq == 0 && a->eval_iters > 0 && a->do_eval)
-                evaluate(r, r->valid, "valid", a->eval_iters * r->accumulate,
-                         0);
+                evaluate(r, r->valid, "valid", a->eval_iters * r->accumulate, 0,
+                         NULL);
             if (step % a->checkpoint_steps == 0 || step == a->max_steps)
                 save(r, "model_last", 1);
             if (step % a->save_steps == 0 || step == a->max_steps) {
@@ -163,6 +164,11 @@ main(int argc, char **argv)
     r.args_json = args_to_json(&r.a);
     report_start(&r);
     open_data(&r);
+    if (!r.a.do_train) { /* --do_eval alone: evaluate a checkpoint */
+        evaluate_checkpoint(&r);
+        run_release(&r);
+        return 0;
+    }
     load_or_init(&r);
     r.train = open_loader(&r, DS_SPLIT_TRAIN);
     r.valid = open_loader(&r, DS_SPLIT_VALID);

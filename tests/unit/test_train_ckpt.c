@@ -27,6 +27,8 @@
 #include "model/model.h"
 #include "ops.h"
 #include "optim/optim.h"
+#include "ckpt/paddle_export.h"
+#include "ckpt/pdparams.h"
 #include "ckpt/safetensors.h"
 #include "util/tr_util.h"
 
@@ -876,9 +878,137 @@ test_optim_ranges(void)
     model_free(b);
 }
 
+/* model_state.pdparams: a protocol-4 pickle of a dict whose arrays' bytes
+ * follow their opcodes as they are (tests/train/check_paddle.py reads it
+ * with pickle, paddle.load and PaddleNLP); shapes and names checked, the
+ * file never overwritten. */
+static void
+test_pdparams_write(void)
+{
+    const char *dir = test_dir("pdparams");
+    float a[6] = { 0, 1, 2, 3, 4, 5 }, b[300];
+    struct pd_tensor t[2] = { { "ernie.a.weight", 2, { 2, 3 }, a },
+                              { "b", 1, { 300, 0 }, b } };
+    char err[512] = "", *path = path_of(dir, "model_state.pdparams");
+    unsigned char *f;
+    size_t len;
+
+    for (int i = 0; i < 300; i++)
+        b[i] = (float)i / 7.0f;
+    CHECK_EQ_INT(pdparams_write(path, t, 2, err, sizeof(err)), 0);
+    f = read_file(path, &len);
+    CHECK(f != NULL && len > 2 * 1200 / 2);
+    if (f == NULL)
+        return;
+    /* PROTO 4, EMPTY_DICT, MARK ... SETITEMS, STOP */
+    CHECK(f[0] == 0x80 && f[1] == 4 && f[2] == '}' && f[3] == '(');
+    CHECK(f[len - 2] == 'u' && f[len - 1] == '.');
+    /* Each name as SHORT_BINUNICODE, the data after SHORT_BINBYTES (24
+     * bytes) and BINBYTES (1200, little-endian), in the order given. */
+    {
+        const unsigned char *n = memmem(f, len,
+                                        "\x8c\x0e"
+                                        "ernie.a.weight",
+                                        16);
+        const unsigned char *da = memmem(f, len, a, sizeof(a));
+        const unsigned char *db = memmem(f, len, b, sizeof(b));
+
+        CHECK(n != NULL && da != NULL && db != NULL && n < da && da < db);
+        CHECK(da != NULL && da[-2] == 'C' && da[-1] == 24);
+        CHECK(db != NULL && db[-5] == 'B' && db[-4] == 0xb0 && db[-3] == 4 &&
+              db[-2] == 0 && db[-1] == 0);
+    }
+    free(f);
+    CHECK_EQ_INT(pdparams_write(path, t, 2, err, sizeof(err)), -1);
+    CHECK(strstr(err, "cannot create") != NULL);
+    t[1].name = "ernie.a.weight";
+    CHECK_EQ_INT(pdparams_write(path_of(dir, "dup"), t, 2, err, sizeof(err)),
+                 -1);
+    CHECK(strstr(err, "tensor 'ernie.a.weight' given twice") != NULL);
+    CHECK(!exists(path_of(dir, "dup")));
+    t[1].name = "b";
+    t[1].ndim = 3;
+    CHECK_EQ_INT(pdparams_write(path_of(dir, "3d"), t, 2, err, sizeof(err)),
+                 -1);
+    CHECK(strstr(err, "tensor 'b' has 3 dimensions") != NULL);
+}
+
+/* paddle_export: the files, the tensors of ERNIE (with and without the SOP
+ * head) and GPT, an earlier export replaced only when asked, anything else
+ * in the way never touched, and GPT-2's gelu_new refused. */
+static void
+test_paddle_export(void)
+{
+    const char *dir = test_dir("export");
+    struct paddle_export_info info;
+    char err[1024] = "";
+    struct model *m;
+    struct optimizer o;
+    struct train_state s = state0;
+    char src[4300], gpt[4300], dst[4300]; /* (path_of()'s buffers rotate) */
+
+    snprintf(src, sizeof(src), "%s/ernie", dir);
+    snprintf(gpt, sizeof(gpt), "%s/gpt", dir);
+    snprintf(dst, sizeof(dst), "%s/pd", dir);
+    m = tiny_model(MODEL_ERNIE, 8, 3);
+    fake_steps(m, &o);
+    CHECK_EQ_INT(ckpt_save(src, m, &o, &s, NULL, NULL, 0, err, sizeof(err)), 0);
+    optim_release(&o);
+    model_free(m);
+    CHECK_EQ_INT(paddle_export(src, dst, 0, &info, err, sizeof(err)), 0);
+    CHECK_EQ_STR(info.architecture, "ErnieForPretraining");
+    /* 6 embeddings + 2 x 16 layers + 2 pooler + 7 MLM head + 2 SOP */
+    CHECK_EQ_INT((int)info.n_tensors, 49);
+    CHECK_EQ_INT(info.has_tokenizer, 0);
+    CHECK(exists(path_of(dst, "model_state.pdparams")) &&
+          exists(path_of(dst, "config.json")) &&
+          !exists(path_of(dst, "vocab.txt")));
+    CHECK_EQ_INT(paddle_export(src, dst, 0, &info, err, sizeof(err)), -1);
+    CHECK(strstr(err, "is not empty (an earlier export: -f replaces it)"));
+    CHECK_EQ_INT(paddle_export(src, dst, 1, &info, err, sizeof(err)), 0);
+    /* A directory of something else is never replaced. */
+    mkdir(path_of(dir, "keep"), 0777);
+    write_file(path_of(dir, "keep/precious"), "x", 1);
+    CHECK_EQ_INT(
+        paddle_export(src, path_of(dir, "keep"), 1, &info, err, sizeof(err)),
+        -1);
+    CHECK(strstr(err, "exists and is not empty; give a new directory"));
+    CHECK(exists(path_of(dir, "keep/precious")));
+    /* Without the SOP head: ErnieForMaskedLM. */
+    m = tiny_model_bh(MODEL_ERNIE, 8, 3, 0);
+    fake_steps(m, &o);
+    CHECK_EQ_INT(ckpt_save(path_of(dir, "mlm"), m, &o, &s, NULL, NULL, 0, err,
+                           sizeof(err)),
+                 0);
+    optim_release(&o);
+    model_free(m);
+    CHECK_EQ_INT(paddle_export(path_of(dir, "mlm"), path_of(dir, "pd-mlm"), 0,
+                               &info, err, sizeof(err)),
+                 0);
+    CHECK_EQ_STR(info.architecture, "ErnieForMaskedLM");
+    CHECK_EQ_INT((int)info.n_tensors, 45);
+    /* GPT-2 with its tanh GELU (the default): refused, nothing made. */
+    m = tiny_model(MODEL_GPT, 8, 3);
+    fake_steps(m, &o);
+    CHECK_EQ_INT(ckpt_save(gpt, m, &o, &s, NULL, NULL, 0, err, sizeof(err)), 0);
+    optim_release(&o);
+    model_free(m);
+    CHECK_EQ_INT(
+        paddle_export(gpt, path_of(dir, "pd-gpt"), 0, &info, err, sizeof(err)),
+        -1);
+    CHECK(strstr(err, "the activation is the tanh GELU (gelu_new)") != NULL);
+    CHECK(!exists(path_of(dir, "pd-gpt")));
+    /* A missing tensor is named. */
+    CHECK_EQ_INT(
+        paddle_export(dir, path_of(dir, "pd-x"), 0, &info, err, sizeof(err)),
+        -1);
+    CHECK(strstr(err, "model.safetensors") != NULL);
+}
+
 TESTS(test_train_ckpt, TEST(test_ckpt_roundtrip_ernie),
       TEST(test_ckpt_roundtrip_gpt), TEST(test_ckpt_keep_backup),
       TEST(test_ckpt_exists), TEST(test_ckpt_truncated_files),
       TEST(test_ckpt_tensor_mismatch), TEST(test_ckpt_config_mismatch),
       TEST(test_ckpt_corrupt_state), TEST(test_ckpt_failed_save),
-      TEST(test_optim_ranges), TEST(test_ckpt_streams))
+      TEST(test_optim_ranges), TEST(test_ckpt_streams),
+      TEST(test_pdparams_write), TEST(test_paddle_export))

@@ -168,7 +168,6 @@ test_args_aliases(void)
     fails(REQ "--amp_dtype float8",
           "--amp_dtype 'float8': must be bfloat16 or float16");
     fails(REQ "--decr_ratio 1", "--decr_ratio 1: must be in (0, 1)");
-    fails(REQ "--do_train false", "--do_train false: not supported");
     fails(REQ "--lr_scheduler_type constant",
           "--lr_scheduler_type 'constant': not supported");
     fails(REQ "--sharding stage2", "--sharding stage2: give the degree too");
@@ -182,6 +181,44 @@ test_args_aliases(void)
                                "--per_device_eval_batch_size 16"),
                  ARGS_OK);
     args_release(&a);
+}
+
+/* PaddleNLP's run_pretrain.py trains with --do_train; --do_eval without
+ * it evaluates a checkpoint; train without either trains. */
+static void
+test_args_do_train(void)
+{
+    static const struct {
+        const char *flags;
+        int do_train, do_eval;
+    } cases[] = {
+        { "", 1, 1 },
+        { "--do_eval", 0, 1 },
+        { "--do_eval true --do_train", 1, 1 },
+        { "--do_train --do_eval", 1, 1 },
+        { "--do_train false", 0, 1 },
+        { "--do_eval false", 1, 0 },
+        { "--evaluation_strategy steps", 1, 1 },
+        { "--do_train false --do_eval false", 0, 0 },
+    };
+    struct train_args a;
+    char line[512];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(line, sizeof(line), REQ "%s", cases[i].flags);
+        CHECK_EQ_INT(parse(&a, line), ARGS_OK);
+        CHECK_EQ_INT(a.do_train, cases[i].do_train);
+        CHECK_EQ_INT(a.do_eval, cases[i].do_eval);
+        args_release(&a);
+    }
+    fails(REQ "--do_train false --do_eval false --do_predict false",
+          "--do_train false with --do_eval false and --do_predict false: "
+          "nothing to do");
+    fails(REQ "--do_eval --eval_iters 0",
+          "--eval_iters 0: an evaluation without training reads at least "
+          "one micro-batch");
+    fails(REQ "--do_train maybe",
+          "--do_train 'maybe': must be true or false (or 1 or 0)");
 }
 
 static void
@@ -423,6 +460,6 @@ test_sigint_during_save(void)
 }
 
 TESTS(train_cli, TEST(test_args_errors), TEST(test_args_aliases),
-      TEST(test_args_config), TEST(test_args_dump), TEST(test_runlog_trim),
-      TEST(test_clean_stale), TEST(test_sigterm_recorded),
-      TEST(test_sigint_during_save))
+      TEST(test_args_do_train), TEST(test_args_config), TEST(test_args_dump),
+      TEST(test_runlog_trim), TEST(test_clean_stale),
+      TEST(test_sigterm_recorded), TEST(test_sigint_during_save))

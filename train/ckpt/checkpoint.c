@@ -510,6 +510,96 @@ ckpt_save(const char *dir, struct model *m, const struct optimizer *o,
 }
 
 int
+ckpt_write_dir(const char *dir,
+               int (*fill)(const char *tmp, void *ctx, char *err,
+                           size_t errlen),
+               void *ctx, const struct ckpt_file *files, size_t n_files,
+               int keep_backup, char *err, size_t errlen)
+{
+    /* d leaves room for the suffixes of tmp and bak */
+    char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
+    size_t len = strlen(dir);
+    struct stat st;
+    int have_old = 0, made = 0, rc = -1;
+
+    while (len > 1 && dir[len - 1] == '/')
+        len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
+    if (len == 0 || len >= sizeof(d))
+        return tr_fail(err, errlen, "bad directory '%s'", dir);
+    snprintf(d, sizeof(d), "%.*s", (int)len, dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", d, (long)getpid());
+    snprintf(bak, sizeof(bak), "%s_bak", d);
+    if (stat(d, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return tr_fail(err, errlen,
+                           "cannot write '%s': it exists and is not a "
+                           "directory",
+                           d);
+        have_old = 1;
+    } else if (errno != ENOENT) {
+        return tr_fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
+    }
+    /* A temp dir left by a crashed process that had our pid. */
+    if (remove_tree(tmp) < 0)
+        return tr_fail(err, errlen, "cannot remove '%s': %s", tmp,
+                       strerror(errno));
+    if (mkdir(tmp, 0777) < 0)
+        return tr_fail(err, errlen, "cannot create '%s': %s", tmp,
+                       strerror(errno));
+    made = 1;
+    interrupt_protect(tmp); /* a SIGINT from here removes it */
+    if (fill != NULL && fill(tmp, ctx, err, errlen) < 0)
+        goto out;
+    for (size_t i = 0; i < n_files; i++) {
+        if (join(path, tmp, files[i].name) < 0) {
+            tr_fail(err, errlen, "'%s/%s': path too long", tmp, files[i].name);
+            goto out;
+        }
+        if (files[i].src
+                ? copy_file(files[i].src, path, err, errlen) < 0
+                : write_new_file(path, files[i].text, strlen(files[i].text),
+                                 err, errlen) < 0)
+            goto out;
+    }
+    if (sync_path(tmp, err, errlen) < 0)
+        goto out;
+    /* From the swap on, tmp may hold the old directory, complete. */
+    interrupt_release();
+    if (install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
+        goto out;
+    tr_sync_parent(d);
+    rc = 0;
+out:
+    interrupt_release();
+    if (rc < 0 && made)
+        remove_tree(tmp);
+    return rc;
+}
+
+/* What ckpt_save_tensors() writes besides the caller's files. */
+struct save_ctx {
+    const struct model_config *cfg;
+    const struct ckpt_tensors *src;
+    int64_t optimizer_step;
+    const struct train_state *s;
+    const char *args_json;
+};
+
+static int
+fill_checkpoint(const char *tmp, void *ctx, char *err, size_t errlen)
+{
+    const struct save_ctx *c = ctx;
+
+    if (save_model(tmp, c->src, 1, err, errlen) < 0 ||
+        save_config(tmp, c->cfg, err, errlen) < 0 ||
+        save_optimizer(tmp, c->src, 1, err, errlen) < 0 ||
+        save_state(tmp, c->cfg, c->optimizer_step, c->s, c->args_json, err,
+                   errlen) < 0)
+        return -1;
+    return 0;
+}
+
+int
 ckpt_save_files(const char *dir, struct model *m, const struct optimizer *o,
                 const struct train_state *s, const char *args_json,
                 const struct ckpt_file *files, size_t n_files, int keep_backup,
@@ -533,11 +623,7 @@ ckpt_save_tensors(const char *dir, const struct model_config *cfg,
                   const struct ckpt_file *files, size_t n_files,
                   int keep_backup, int write, char *err, size_t errlen)
 {
-    /* d leaves room for the suffixes of tmp and bak */
-    char d[PATH_MAX - 32], tmp[PATH_MAX], bak[PATH_MAX], path[PATH_MAX];
-    size_t len = strlen(dir);
-    struct stat st;
-    int have_old = 0, made = 0, rc = -1;
+    struct save_ctx c = { cfg, src, optimizer_step, s, args_json };
 
     tr_stage_reset();
     if (!write) /* only the writer's gathers */
@@ -545,61 +631,8 @@ ckpt_save_tensors(const char *dir, const struct model_config *cfg,
                        save_optimizer(NULL, src, 0, err, errlen) < 0
                    ? -1
                    : 0;
-    while (len > 1 && dir[len - 1] == '/')
-        len--; /* "ckpt/" names "ckpt", whose temp is "ckpt.tmp.<pid>" */
-    if (len == 0 || len >= sizeof(d))
-        return tr_fail(err, errlen, "bad checkpoint directory '%s'", dir);
-    snprintf(d, sizeof(d), "%.*s", (int)len, dir);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", d, (long)getpid());
-    snprintf(bak, sizeof(bak), "%s_bak", d);
-    if (stat(d, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return tr_fail(err, errlen,
-                           "cannot save a checkpoint to '%s': it "
-                           "exists and is not a directory",
-                           d);
-        have_old = 1;
-    } else if (errno != ENOENT) {
-        return tr_fail(err, errlen, "cannot stat '%s': %s", d, strerror(errno));
-    }
-    /* A temp dir left by a crashed process that had our pid. */
-    if (remove_tree(tmp) < 0)
-        return tr_fail(err, errlen, "cannot remove '%s': %s", tmp,
-                       strerror(errno));
-    if (mkdir(tmp, 0777) < 0)
-        return tr_fail(err, errlen, "cannot create '%s': %s", tmp,
-                       strerror(errno));
-    made = 1;
-    interrupt_protect(tmp); /* a SIGINT from here removes it */
-    if (save_model(tmp, src, 1, err, errlen) < 0 ||
-        save_config(tmp, cfg, err, errlen) < 0 ||
-        save_optimizer(tmp, src, 1, err, errlen) < 0 ||
-        save_state(tmp, cfg, optimizer_step, s, args_json, err, errlen) < 0)
-        goto out;
-    for (size_t i = 0; i < n_files; i++) {
-        if (join(path, tmp, files[i].name) < 0) {
-            tr_fail(err, errlen, "'%s/%s': path too long", tmp, files[i].name);
-            goto out;
-        }
-        if (files[i].src
-                ? copy_file(files[i].src, path, err, errlen) < 0
-                : write_new_file(path, files[i].text, strlen(files[i].text),
-                                 err, errlen) < 0)
-            goto out;
-    }
-    if (sync_path(tmp, err, errlen) < 0)
-        goto out;
-    /* From the swap on, tmp may hold the old checkpoint, complete. */
-    interrupt_release();
-    if (install(d, tmp, bak, have_old, keep_backup, err, errlen) < 0)
-        goto out;
-    tr_sync_parent(d);
-    rc = 0;
-out:
-    interrupt_release();
-    if (rc < 0 && made)
-        remove_tree(tmp);
-    return rc;
+    return ckpt_write_dir(dir, fill_checkpoint, &c, files, n_files, keep_backup,
+                          err, errlen);
 }
 
 /* name = "<base>.tmp.<pid>" or "<base>.old.<pid>": the pid, else 0. */

@@ -133,6 +133,19 @@ int ckpt_save_tensors(const char *dir, const struct model_config *cfg,
 int ckpt_load_tensors(const char *dir, const struct model_config *cfg,
                       const struct ckpt_tensors *dst, int optimizer,
                       struct train_state *s, char *err, size_t errlen);
+/* ckpt_write_dir: a directory written as a checkpoint is (ckpt_save_files()
+ * is this with the checkpoint's own files): fill (NULL: none) writes files
+ * into tmp, the new directory "<dir>.tmp.<pid>", each synced; then
+ * files[0..n_files) are added, tmp is synced and takes dir's place (the
+ * old dir kept as "<dir>_bak" with keep_backup, else removed), and dir's
+ * parent is synced.  Returns 0, or -1 with err naming the file and what is
+ * wrong (fill's message, when it fails); the temporary directory is then
+ * removed, and a SIGINT while the files are written removes it too. */
+int ckpt_write_dir(const char *dir,
+                   int (*fill)(const char *tmp, void *ctx, char *err,
+                               size_t errlen),
+                   void *ctx, const struct ckpt_file *files, size_t n_files,
+                   int keep_backup, char *err, size_t errlen);
 
 /* ckpt_load: load the checkpoint in dir into m (its weights must be
  * exactly m's tensors, shapes included) and, when o is not NULL, the

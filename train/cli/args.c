@@ -104,6 +104,8 @@ static const struct spec specs[] = {
     S(logging_dir, NULL, "where the event files go (default: output_dir/runs)"),
     I(eval_freq, "500", 1, BIG, "validation every N steps"),
     I(eval_iters, "10", 0, BIG, "validation micro-batches (x accumulation)"),
+    B(do_train, "1",
+      "train (false, or --do_eval without --do_train: evaluate a checkpoint)"),
     B(do_eval, "1", "evaluate the valid split every eval_freq steps"),
     B(do_predict, "1", "evaluate the test split at the end"),
     D(hidden_dropout_prob, "-1", -HUGE_VAL, 1, HI_OPEN,
@@ -217,7 +219,6 @@ static const struct alias aliases[] = {
       "the gradients are fp32 here whatever --use_amp", 1 },
     /* Paddle's GradScaler's name of --scale_loss */
     { "init_loss_scaling", AL_SAME, "scale_loss", NULL, NULL, 0 },
-    { "do_train", AL_TRUE, NULL, NULL, "train always trains", 1 },
     { "overwrite_output_dir", AL_FALSE, NULL, NULL,
       "a run resumes from output_dir/model_last; start afresh in another "
       "--output_dir, or remove the old one",
@@ -269,6 +270,7 @@ struct parse {
     char epochs_shown[PATH_MAX + 160];
     const char *sharding; /* how the sharding alias set a stage, or NULL */
     char sharding_shown[PATH_MAX + 200];
+    int do_eval_named; /* --do_eval itself was given (not an alias) */
     char *err;
     size_t errlen;
 };
@@ -611,6 +613,8 @@ set_name(struct parse *p, const char *name, const char *v, const char *shown,
     const struct alias *al = s ? NULL : find_alias(name);
     char hint[160];
 
+    if (s != NULL && s->off == OFF(do_eval))
+        p->do_eval_named = 1;
     if (s != NULL)
         return set(p, s, v, shown);
     if (al != NULL)
@@ -698,6 +702,16 @@ check_parsed(struct parse *p)
                     "evaluation reads micro-batches of --micro_batch_size "
                     "(per_device_train_batch_size) %d",
                     a->per_device_eval_batch_size, a->micro_batch_size);
+    /* PaddleNLP's run_pretrain.py trains only with --do_train: --do_eval
+     * without it evaluates a checkpoint.  Without either, train trains. */
+    if (!p->given[find_spec("do_train") - specs])
+        p->a->do_train = !(p->do_eval_named && a->do_eval);
+    if (!a->do_train && !a->do_eval && !a->do_predict)
+        return fail(p, "--do_train false with --do_eval false and "
+                       "--do_predict false: nothing to do");
+    if (!a->do_train && a->eval_iters == 0)
+        return fail(p, "--eval_iters 0: an evaluation without training "
+                       "reads at least one micro-batch");
     if (p->sharding != NULL && !p->given[find_spec("sharding_degree") - specs])
         return fail(p,
                     "%s: give the degree too (--sharding_parallel_degree N "

@@ -33,6 +33,8 @@ struct train_args {
     double adam_beta1, adam_beta2, adam_epsilon;
     int max_steps, decay_steps; /* decay_steps 0: max_steps */
     int checkpoint_steps, save_steps, logging_freq, eval_freq, eval_iters;
+    int do_train;   /* 0: evaluate a checkpoint only (--do_eval without
+                       --do_train, or --do_train false) */
     int do_eval;    /* evaluate the valid split every eval_freq steps */
     int do_predict; /* evaluate the test split at the end */
     double hidden_dropout_prob, attention_probs_dropout_prob; /* < 0: config */

@@ -11,7 +11,8 @@
 /* data_meta_check: read the sidecar of each corpus of spec (--input_dir)
  * and compare it with the run: gpt != 0 reads gpt2-bpe ids, else
  * WordPiece ids of the vocab.txt vocab_path, whose SHA-256 must be the
- * datasets'; for GPT, tokenizer (--tokenizer_name_or_path, or the model's
+ * datasets' (or that of its ids written in the other format of
+ * tok-vocab(5): the same vocabulary, as a checkpoint's copy); for GPT, tokenizer (--tokenizer_name_or_path, or the model's
  * path) is compared too when it is a directory holding vocab.json and
  * merges.txt, and a dataset of a vocab larger than model_vocab_size does
  * not fit the embeddings.  Returns 0 (every dataset recorded and

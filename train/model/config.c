@@ -592,6 +592,12 @@ float_str(char buf[32], float x)
     snprintf(buf, 32, "%.9g", (double)x); /* reads back exactly */
 }
 
+void
+config_format_float(char buf[32], float x)
+{
+    float_str(buf, x);
+}
+
 static const char *
 act_name(enum ops_act a)
 {

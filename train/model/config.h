@@ -78,6 +78,10 @@ int config_check(const struct model_config *c, struct config_err *err);
  * buf[0..cap) (32 bytes are enough). */
 void config_format_double(char *buf, size_t cap, double x);
 
+/* config_format_float: the same for an fp32 x, as config.json writes its
+ * dropouts, ranges and epsilons ("0.1", not "0.10000000149011612"). */
+void config_format_float(char buf[32], float x);
+
 /* config_write_json: write c as a Hugging Face config.json that
  * transformers' ErnieConfig / GPT2Config load ("architectures",
  * "model_type" "ernie" / "gpt2", and every field above under its HF

@@ -385,6 +385,7 @@ model_free(struct model *m)
 {
     if (m == NULL)
         return;
+    model_hits_release(m);
     if (m->ops) {
         if (m->pc != m->params)
             m->ops->release(m->pc);

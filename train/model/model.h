@@ -180,6 +180,20 @@ int model_forward(struct model *m, const struct batch *b,
 void model_losses(const struct model *m, int B, int T, int M,
                   const double sums[2], struct losses *out);
 
+/* model_hits: how many rows of batch b the model predicts right, after
+ * model_forward() of b without a backward pass (grad_scale 0: the logits
+ * are kept): hits[0] += the language-model rows whose target has the
+ * highest logit (GPT: tokens; ERNIE: masked slots), hits[1] += the rows
+ * with a target (ERNIE's padding slots, label -1, have none), hits[2] and
+ * hits[3] likewise for ERNIE's SOP head (nothing without it).  A target
+ * whose logit ties with the row's highest counts as predicted.  On the
+ * last pipeline stage (the others add nothing), with every
+ * tensor-parallel rank of it (the maxima and logits meet over the
+ * group).  Waits for the backend: it reads the rows' maxima back.
+ * Returns 0, or -1 with err (out of memory, the backend's error). */
+int model_hits(struct model *m, const struct batch *b, int64_t hits[4],
+               char *err, size_t errlen);
+
 /* model_backward: add the gradients of the last model_forward() (made with
  * grad_scale > 0) to the gradient buffer. */
 void model_backward(struct model *m);

@@ -148,6 +148,11 @@ struct model {
     int B, T, M;
     struct forward_opts fo;
 
+    /* model_hits() (model_hits.c): the rows' maxima and target logits in
+     * backend memory and their host copies, for up to hit_cap rows;
+     * allocated at its first call, freed by model_free(). */
+    struct model_hit_bufs *hits;
+
     /* model_set_layer_hook(), model_set_param_hook() */
     void (*layer_hook)(void *ctx, int layer);
     void *layer_hook_ctx;
@@ -253,6 +258,9 @@ void model_mlp_bwd(struct model *m, int l, const void *dout, void *dx,
  * by a full-recompute backward: x is the layer's input. */
 void model_ernie_layer_fwd(struct model *m, int l, const void *x);
 void model_gpt_layer_fwd(struct model *m, int l, const void *x);
+
+/* model_hits.c: what model_hits() allocated (NULL allowed). */
+void model_hits_release(struct model *m);
 
 /* Per-architecture parts. */
 int model_ernie_table(struct model *m);

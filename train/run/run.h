@@ -179,6 +179,10 @@ struct run {
     /* TRAIN_TEST_REPORT_STAGING: log the host memory each checkpoint save
      * and load staged at most. */
     int report_staging;
+    /* Tests: TRAIN_TEST_DUMP_BATCHES names a directory where a run of one
+     * rank writes every micro-batch it evaluates (test_dump_batch()), or
+     * NULL. */
+    const char *dump_batches;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -190,5 +194,12 @@ void read_test_hooks(struct run *r);
 /* test_hook_due: whether a test fault set for step `at` fires at `step`
  * on this rank. */
 int test_hook_due(const struct run *r, int64_t at, int64_t step);
+
+/* test_dump_batch: with TRAIN_TEST_DUMP_BATCHES (one rank), micro-batch i
+ * of an evaluation of split `name` as <dir>/<name>-<i>.safetensors, the
+ * I32 tensors of tests/conformance/train_torch_run.py's batches; else
+ * nothing. */
+void test_dump_batch(const struct run *r, const char *name, int i,
+                     const struct batch *b);
 
 #endif /* TRAIN_RUN_H */

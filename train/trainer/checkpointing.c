@@ -61,6 +61,110 @@ resumed_state(struct run *r)
     optim_state_set(&r->opt, &st);
 }
 
+/* The weights of the safetensors file path (one of our checkpoints', or
+ * transformers' save_pretrained's) into the master weights, one tensor at
+ * a time to the ranks that hold its parts; flag names the argument in
+ * errors.  (The compute copy: zero_params_ready().) */
+static void
+load_weights(struct run *r, const char *path, const char *flag)
+{
+    struct tensor_io io;
+    struct st_file *f;
+    struct st_err se;
+    size_t unused = 0;
+
+    tensors_open(&io, r, 0);
+    if (st_open(&f, path, &se) < 0)
+        fatal("%s: %s", flag, se.msg);
+    if (weights_load(f, &io.whole, "", CKPT_WEIGHTS, io.ct.put, io.ct.ctx,
+                     &unused, &se) < 0)
+        fatal("%s: %s: %s", flag, path, se.msg);
+    st_close(f);
+    tensors_close(&io);
+    log_info("weights from %s%s", path,
+             unused ? " (some of its tensors are not in this model)" : "");
+}
+
+/* A checkpoint of ours (trainer_state.json and model.safetensors: the
+ * moments are not needed) into the master weights, its state into
+ * r->st. */
+static void
+load_checkpoint_weights(struct run *r, const char *dir, const char *flag)
+{
+    char err[1024];
+    struct tensor_io io;
+
+    tensors_open(&io, r, 0);
+    if (ckpt_load_tensors(dir, &r->cfg, &io.ct, 0, &r->st, err,
+                          sizeof(err)) < 0)
+        fatal("%s: cannot evaluate %s: %s", flag, dir, err);
+    tensors_close(&io);
+}
+
+/* Whether dir/name is a regular file. */
+static int
+has_file(const char *dir, const char *name)
+{
+    char *path = tr_file_in_dir(dir, name);
+    int yes = path != NULL;
+
+    free(path);
+    return yes;
+}
+
+char *
+load_for_eval(struct run *r)
+{
+    const struct train_args *a = &r->a;
+    const char *mp = a->model_name_or_path;
+    char *last, *dir = NULL;
+
+    memset(&r->st, 0, sizeof(r->st));
+    if (asprintf(&last, "%s/model_last", a->output_dir) < 0)
+        fatal("out of memory");
+    if (has_file(mp, "trainer_state.json") &&
+        has_file(mp, "model.safetensors")) {
+        dir = strdup(mp); /* a checkpoint of ours, named */
+    } else if (ckpt_exists(last)) {
+        dir = strdup(last); /* where training would resume */
+    } else if (access(last, F_OK) == 0) {
+        fatal("--do_eval: %s is not a complete checkpoint "
+              "(trainer_state.json, model.safetensors and "
+              "optimizer.safetensors); name the checkpoint to evaluate "
+              "with --model_name_or_path",
+              last);
+    } else if (has_file(mp, "model.safetensors")) {
+        char *path = file_in(mp, "model.safetensors");
+
+        /* transformers' save_pretrained: weights, no step */
+        load_weights(r, path, "--model_name_or_path");
+        zero_params_ready(r);
+        free(path);
+        free(last);
+        log_info("evaluating %s (no trainer_state.json: as at global step "
+                 "0)",
+                 mp);
+        if ((dir = strdup(mp)) == NULL)
+            fatal("out of memory");
+        return dir;
+    } else {
+        fatal("--do_eval: no checkpoint to evaluate: --model_name_or_path "
+              "'%s' holds no model.safetensors and '%s' does not exist; "
+              "give a checkpoint directory (a model_<step>/ of train) as "
+              "--model_name_or_path, or the --output_dir of the run",
+              mp, last);
+    }
+    free(last);
+    if (dir == NULL)
+        fatal("out of memory");
+    load_checkpoint_weights(r, dir, "--do_eval");
+    zero_params_ready(r);
+    log_info("evaluating %s at global step %lld (%llu samples consumed)", dir,
+             (long long)r->st.global_step,
+             (unsigned long long)r->st.consumed_samples);
+    return dir;
+}
+
 void
 load_or_init(struct run *r)
 {
@@ -106,20 +210,8 @@ load_or_init(struct run *r)
         /* Weights only: one of our checkpoints, or a directory saved by
          * transformers' save_pretrained (model.safetensors). */
         char *path = file_in(a->model_name_or_path, "model.safetensors");
-        struct st_file *f;
-        struct st_err se;
-        size_t unused = 0;
 
-        tensors_open(&io, r, 0);
-        if (st_open(&f, path, &se) < 0)
-            fatal("--continue_training: %s", se.msg);
-        if (weights_load(f, &io.whole, "", CKPT_WEIGHTS, io.ct.put, io.ct.ctx,
-                         &unused, &se) < 0)
-            fatal("--continue_training: %s: %s", path, se.msg);
-        st_close(f);
-        tensors_close(&io);
-        log_info("weights from %s%s", path,
-                 unused ? " (some of its tensors are not in this model)" : "");
+        load_weights(r, path, "--continue_training");
         free(path);
     } else {
         tensors_init(r, (uint64_t)a->seed);

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "comm.h"
 #include "data/datasets.h"
@@ -19,18 +20,20 @@
  * loader (each data-parallel rank reads its slice, as in training); the
  * losses are averaged over every rank's micro-batches.  announce: say
  * what is evaluated before starting (the long test evaluation); a line
- * every EVAL_PROGRESS_SECONDS tells how far it is. */
+ * every EVAL_PROGRESS_SECONDS tells how far it is.  With out, the
+ * accuracies too (model_hits(): a wait for the backend per micro-batch),
+ * and what was measured into *out. */
 void
 evaluate(struct run *r, struct loader *l, const char *name, int iters,
-         int announce)
+         int announce, struct eval_result *out)
 {
     struct losses sum;
     struct forward_opts fo = { 0, 0, 0.0f, NULL };
     struct loss_sums ls;
     struct batch b;
     char err[1024], eta[32];
-    double t0 = now(), t_said = t0, sums[4], dt;
-    int64_t bad;
+    double t0 = now(), t_said = t0, sums[8], dt;
+    int64_t bad, hits[4] = { 0, 0, 0, 0 };
     double bad_loss;
     int n = 0;
 
@@ -59,8 +62,11 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
                 c->recv(c, model_stage_input(r->m), stage_bytes(r, &b),
                         r->pp_rank - 1, COMM_PP),
                 r->st.global_step);
+        test_dump_batch(r, name, i, &b);
         if (model_forward(r->m, &b, &fo, loss_sums_next(r, &ls, &b), err,
                           sizeof(err)) < 0)
+            fatal("%s step %d: %s", name, i, err);
+        if (out != NULL && model_hits(r->m, &b, hits, err, sizeof(err)) < 0)
             fatal("%s step %d: %s", name, i, err);
         if (r->pp_rank < r->pp - 1)
             p2p(r,
@@ -83,9 +89,23 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
               (long long)r->st.global_step, (long long)bad + 1);
     sums[0] = sum.loss, sums[1] = sum.lm_loss, sums[2] = sum.sop_loss;
     sums[3] = r->pp_rank == r->pp - 1 ? n : 0; /* the last stage counts */
-    replicas_sum(r, sums, 4, r->st.global_step);
+    for (int k = 0; k < 4; k++) /* (model_hits() adds nothing elsewhere) */
+        sums[4 + k] = (double)hits[k];
+    replicas_sum(r, sums, 8, r->st.global_step);
     sum.loss = sums[0], sum.lm_loss = sums[1], sum.sop_loss = sums[2];
     n = (int)sums[3];
+    if (out != NULL) {
+        memset(out, 0, sizeof(*out));
+        out->n = n;
+        out->samples = (int64_t)n * r->a.micro_batch_size;
+        for (int k = 0; k < 4; k++)
+            out->hits[k] = (int64_t)sums[4 + k];
+        if (n > 0) {
+            out->mean.loss = sum.loss / n;
+            out->mean.lm_loss = sum.lm_loss / n;
+            out->mean.sop_loss = sum.sop_loss / n;
+        }
+    }
     if (n == 0) {
         log_info("%s step %lld: no %s data", name, (long long)r->st.global_step,
                  name);
@@ -93,6 +113,8 @@ evaluate(struct run *r, struct loader *l, const char *name, int iters,
     }
     /* batch: the micro-batches of every rank. */
     dt = now() - t0;
+    if (out != NULL)
+        out->seconds = dt;
     log_info("%s step %lld, batch: %d, loss: %.6f, lm_loss: %.6f, sop_loss: "
              "%.6f, ips: %.0f seqs/s, time: %.1f s",
              name, (long long)r->st.global_step, n, sum.loss / n,
@@ -119,6 +141,6 @@ evaluate_test(struct run *r)
 {
     struct loader *test = open_loader(r, DS_SPLIT_TEST);
 
-    evaluate(r, test, "test", 10 * r->a.eval_iters * r->accumulate, 1);
+    evaluate(r, test, "test", 10 * r->a.eval_iters * r->accumulate, 1, NULL);
     loader_free(test);
 }

@@ -3,7 +3,8 @@
  * paths.c: the run's paths, checked before anything is built: the
  * datasets of --input_dir, --continue_training's weights, the output and
  * cache directories (made with their parents), and rank 0's lock on the
- * output directory, which also clears what interrupted runs left there.
+ * output directory, which also clears what interrupted runs left there
+ * (a training run's: an evaluation leaves them alone).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,8 @@ check_paths(struct run *r)
     check_dir("--output_dir", a->output_dir);
     if (a->cache_dir != NULL)
         check_dir("--cache_dir", a->cache_dir);
-    if (g_rank == 0)
+    /* An evaluation writes one file atomically: it may run beside the
+     * training that writes the checkpoints it reads. */
+    if (g_rank == 0 && a->do_train)
         take_output_dir(a->output_dir);
 }

@@ -47,6 +47,15 @@ void check_paths(struct run *r);
  * of --continue_training, else initialise. */
 void load_or_init(struct run *r);
 
+/* load_for_eval: the weights and state of the checkpoint to evaluate
+ * (--do_eval without training): --model_name_or_path when it is a
+ * checkpoint of train (trainer_state.json and model.safetensors), else
+ * output_dir/model_last, as training would resume, else the
+ * model.safetensors of --model_name_or_path (transformers'
+ * save_pretrained; at global step 0); no checkpoint is an error.  Returns
+ * the directory evaluated (caller frees). */
+char *load_for_eval(struct run *r);
+
 /* save: the checkpoint output_dir/name of this step (all ranks take
  * part; world rank 0 writes); keep_backup: keep the one it replaces as
  * name_bak until it is written. */
@@ -80,14 +89,36 @@ void tensors_init(struct run *r, uint64_t seed);
 /* ------------------------------------------------------------------------ */
 /* trainer/evaluate.c                                                        */
 
+/* What an evaluation measured, over every rank. */
+struct eval_result {
+    int n;              /* micro-batches read (0: the split had none) */
+    int64_t samples;    /* their sequences */
+    struct losses mean; /* the means of the micro-batches' losses */
+    /* model_hits(): the language-model rows predicted right and those with
+     * a target, then the same for ERNIE's SOP head */
+    int64_t hits[4];
+    double seconds;
+};
+
 /* evaluate: `iters` micro-batches of a split on each rank, continuing its
  * loader; the losses averaged over every rank's micro-batches, logged and
- * recorded.  announce: say what is evaluated before starting. */
+ * recorded.  announce: say what is evaluated before starting.  With out
+ * (NULL: none), the accuracies too, and the results into *out. */
 void evaluate(struct run *r, struct loader *l, const char *name, int iters,
-              int announce);
+              int announce, struct eval_result *out);
 
 /* evaluate_test: the test split at the end of the run (--do_predict). */
 void evaluate_test(struct run *r);
+
+/* ------------------------------------------------------------------------ */
+/* trainer/eval_only.c                                                       */
+
+/* evaluate_checkpoint: without training (--do_train false), the
+ * checkpoint of load_for_eval() on the valid split (--do_eval: the
+ * micro-batches training's evaluation at its step read) and the test
+ * split (--do_predict), with the accuracies, logged and written to
+ * output_dir/eval_results.json; an empty split asked for is an error. */
+void evaluate_checkpoint(struct run *r);
 
 /* ------------------------------------------------------------------------ */
 /* trainer/report.c: what the run says about itself                          */

@@ -132,3 +132,17 @@ tr_stage_peak(void)
 {
     return stage_peak;
 }
+
+char *
+tr_file_in_dir(const char *dir, const char *name)
+{
+    struct stat st;
+    char *p;
+
+    if (asprintf(&p, "%s/%s", dir, name) < 0)
+        return NULL;
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+        return p;
+    free(p);
+    return NULL;
+}

@@ -47,6 +47,9 @@ void *tr_stage_alloc(size_t bytes);
 void tr_stage_free(void *p);
 void tr_stage_reset(void);
 size_t tr_stage_peak(void);
+/* tr_file_in_dir: dir/name when that is a regular file (caller frees),
+ * else NULL (none, or out of memory). */
+char *tr_file_in_dir(const char *dir, const char *name);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,4 @@
+# A checkpoint that is not there: a failure naming the file, nothing made.
+"$TOOLS/checkpoint-export" -o out nothere
+echo "exit $?"
+test ! -e out
