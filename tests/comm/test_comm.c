@@ -384,7 +384,10 @@ main(int argc, char **argv)
                   strstr(c->error, r == 0 ? "barrier" : "all-reduce"),
               c->error);
         /* The streams are out of step now: leave without the goodbye
-         * (comm_exiting(): the watchdog stays silent about it). */
+         * (comm_exiting(): the watchdog stays silent about it), the
+         * communicator left as it is. */
+        dev_free(d);
+        free(h);
         printf("test_comm (rank %d of %d): %d passed, %d failed\n", world_rank,
                c->world, passed, failed);
         fflush(stdout);
