@@ -163,9 +163,10 @@ for k in sorted(last):
         } END { exit bad }'
 }
 
-# Final weights: every tensor within 1e-5 absolute + 1e-4 of its largest
-# value (key biases get no gradient and only carry rounding noise).
-same_weights() { # a b step
+# Every tensor of two safetensors files within 1e-5 absolute + 1e-4 of
+# its largest value (key biases get no gradient and only carry rounding
+# noise); prints the worst difference.
+close_tensors() { # file-a file-b
     "$VENV_PY" -c '
 import sys
 import numpy as np
@@ -175,7 +176,12 @@ assert a.keys() == b.keys(), "different tensors"
 bad = [k for k in a if np.max(np.abs(a[k] - b[k])) >
        1e-5 + 1e-4 * np.max(np.abs(a[k]))]
 print("worst", max(float(np.max(np.abs(a[k] - b[k]))) for k in a))
-sys.exit(1 if bad else 0)' "$1/model_$3/model.safetensors" \
+sys.exit(1 if bad else 0)' "$1" "$2"
+}
+
+# Final weights.
+same_weights() { # a b step
+    close_tensors "$1/model_$3/model.safetensors" \
         "$2/model_$3/model.safetensors"
 }
 
@@ -201,15 +207,7 @@ for ln in open(sys.argv[1] + "/train_log.jsonl"):
 
 # The optimizer moments too (the same tolerance as the weights).
 same_moments() { # a b step
-    "$VENV_PY" -c '
-import sys
-import numpy as np
-from safetensors.numpy import load_file
-a, b = load_file(sys.argv[1]), load_file(sys.argv[2])
-assert a.keys() == b.keys(), "different tensors"
-bad = [k for k in a if np.max(np.abs(a[k] - b[k])) >
-       1e-5 + 1e-4 * np.max(np.abs(a[k]))]
-sys.exit(1 if bad else 0)' "$1/model_$3/optimizer.safetensors" \
+    close_tensors "$1/model_$3/optimizer.safetensors" \
         "$2/model_$3/optimizer.safetensors"
 }
 

@@ -225,17 +225,20 @@ exchange(struct comm_tcp *t, struct xfer *x, int n, enum op op,
 /* ------------------------------------------------------------------------ */
 /* Helpers of the collectives                                                */
 
-/* Start collective `what` over g: its group (NULL with the error if this
- * rank is in none), the watchdog told. */
+/* Start collective `what` over g: its members' world ranks, *n of them,
+ * this rank *me among them (NULL with the error if this rank is in no
+ * such group); the watchdog told. */
 static int *
-begin(struct comm_tcp *t, const char *what, enum comm_group g)
+begin(struct comm_tcp *t, const char *what, enum comm_group g, int *n, int *me)
 {
     if ((int)g < 0 || g >= COMM_N_GROUPS || t->members[g] == NULL) {
         comm_not_in_group(&t->base, what, g);
         return NULL;
     }
+    *n = t->size[g];
+    *me = t->coord[g];
     t->seq++;
-    comm_watch_busy(t->watch, what, g, t->size[g]);
+    comm_watch_busy(t->watch, what, g, *n);
     return t->members[g];
 }
 
@@ -393,13 +396,11 @@ all_reduce_op(struct comm *c, void *buf, size_t count, enum comm_dtype d,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "all-reduce";
-    int *m = begin(t, what, g), n, me, rc = 0;
+    int n, me, rc = 0, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d), per = PIECE / es;
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     c->sent[g] += comm_ring_bytes("all-reduce", (double)(count * es), n);
     for (size_t off = 0; off < count && n > 1 && rc == 0;
          off += per * (size_t)n) {
@@ -452,12 +453,11 @@ tcp_reduce_scatter(struct comm *c, void *out, const void *in, size_t count,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "reduce-scatter";
-    int *m = begin(t, what, g), n, rc = 0;
+    int n, me, rc = 0, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d), per = PIECE / es;
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
     c->sent[g] +=
         comm_ring_bytes("reduce-scatter", (double)(count * es) * n, n);
     if (n == 1 && out != in)
@@ -482,13 +482,11 @@ tcp_all_gather(struct comm *c, void *out, const void *in, size_t count,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "all-gather";
-    int *m = begin(t, what, g), n, me, rc;
+    int n, me, rc, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d);
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     c->sent[g] += comm_ring_bytes("all-gather", (double)(count * es) * n, n);
     if ((const char *)in != (char *)out + (size_t)me * count * es)
         memmove((char *)out + (size_t)me * count * es, in, count * es);
@@ -510,13 +508,11 @@ tcp_reduce_scatter_ranges(struct comm *c, void *buf, const size_t *off,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "reduce-scatter";
-    int *m = begin(t, what, g), n, me, rc = 0;
+    int n, me, rc = 0, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d), per = PIECE / es, longest = 0;
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     c->sent[g] += comm_ring_bytes("reduce-scatter", (double)(off[n] * es), n);
     for (int q = 0; q < n; q++)
         if (off[q + 1] - off[q] > longest)
@@ -545,12 +541,11 @@ tcp_all_gather_ranges(struct comm *c, void *buf, const size_t *off,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "all-gather";
-    int *m = begin(t, what, g), n, rc;
+    int n, me, rc, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d);
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
     c->sent[g] += comm_ring_bytes("all-gather", (double)(off[n] * es), n);
     {
         size_t *at = t->atb, *k = t->kb;
@@ -570,13 +565,11 @@ tcp_reduce(struct comm *c, void *buf, size_t count, enum comm_dtype d, int root,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "reduce";
-    int *m = begin(t, what, g), n, me, rc = 0;
+    int n, me, rc = 0, *m = begin(t, what, g, &n, &me);
     size_t es = comm_dtype_size(d), per = PIECE / es;
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     if (root < 0 || root >= n)
         return end(t, fail(t, what, g, "root %d is no rank", root));
     c->sent[g] += comm_ring_bytes("reduce-scatter", (double)(count * es), n);
@@ -616,12 +609,10 @@ tcp_broadcast(struct comm *c, void *buf, size_t bytes, int root,
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
     const char *what = "broadcast";
-    int *m = begin(t, what, g), n, me, nx = 0, rc;
+    int n, me, nx = 0, rc, *m = begin(t, what, g, &n, &me);
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     if (root < 0 || root >= n)
         return end(t, fail(t, what, g, "root %d is no rank", root));
     c->sent[g] += me == root ? (double)bytes : 0;
@@ -655,12 +646,12 @@ p2p(struct comm *c, const void *sbuf, size_t sbytes, int do_send, void *rbuf,
     size_t rbytes, int do_recv, int peer, enum comm_group g, const char *what)
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
-    int *m = begin(t, what, g);
+    int n, me, *m = begin(t, what, g, &n, &me);
     struct xfer x;
 
     if (m == NULL)
         return -1;
-    if (peer < 0 || peer >= t->size[g] || peer == t->coord[g])
+    if (peer < 0 || peer >= n || peer == me)
         return end(t, fail(t, what, g,
                            "peer %d is not another rank of the group", peer));
     c->sent[g] += do_send ? (double)sbytes : 0;
@@ -700,12 +691,10 @@ static int
 tcp_barrier(struct comm *c, enum comm_group g)
 {
     struct comm_tcp *t = (struct comm_tcp *)c;
-    int *m = begin(t, "barrier", g), n, me, rc = 0;
+    int n, me, rc = 0, *m = begin(t, "barrier", g, &n, &me);
 
     if (m == NULL)
         return -1;
-    n = t->size[g];
-    me = t->coord[g];
     for (int round = 0; round < 2 && n > 1 && rc == 0; round++) {
         struct xfer *x = t->x;
         int nx = 0;
