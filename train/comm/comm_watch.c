@@ -561,8 +561,8 @@ comm_watch_stop(struct comm_watch *w)
     pthread_join(w->thread, NULL);
     for (int i = 0; i < w->n_peers; i++)
         if (w->peers[i].fd >= 0) {
-            if (w->rank != 0)
-                flush_queue(w);
+            if (w->rank != 0) /* the rest of the queue, whole lines */
+                send_now(w->peers[i].fd, w->out, w->n_out);
             if (!w->peers[i].bye || w->rank != 0)
                 send_now(w->peers[i].fd, "B\n", 2);
             close(w->peers[i].fd);
