@@ -186,6 +186,8 @@ help:
 	@echo '             conformance tests; last line "all: N passed, N failed"'
 	@echo '  check      test + the whole suite again under ASan/UBSan'
 	@echo '             (build-san/) + mandoc -Tlint + clang-format check'
+	@echo '  test-cluster  the cluster recipes through a one-node Slurm it'
+	@echo '             starts here (root; tests/cluster/run; run by CI)'
 	@echo '  bench      time the tools against their peers (bench/*.sh; each'
 	@echo '             script also runs alone and builds what it needs)'
 	@echo '  cuda       the CUDA backend (build/libtrain_cuda.a, where make'

@@ -41,7 +41,8 @@ $(VENV_STAMP): tests/conformance/requirements.txt
 	$(Q)touch $@
 
 .PHONY: venv test test-unit test-cli test-fuzz test-conformance test-segment \
-	test-cpd test-bpe test-vocab test-samples test-train test-install check
+	test-cpd test-bpe test-vocab test-samples test-train test-install check \
+	test-cluster
 venv: $(VENV_STAMP)
 
 test: deps
@@ -197,6 +198,19 @@ test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
 		tests/train/run
 	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(TEST_LOG) train-parallel \
 		tests/train/parallel
+
+# The cluster recipes through a real one-node Slurm on this machine
+# (tests/cluster/run: root, slurm-wlm and munge from scripts/install-deps):
+# preprocessing as an array job, training under srun with and without
+# MPI, dead and hung ranks.  Not part of `make test` (it starts daemons);
+# CI runs it after make check.
+test-cluster: $(TRAIN_TOOL) $(TOOLS) $(BUILD)/vocab-build \
+		$(BUILD)/tests/test_comm_tcp $(BUILD)/tests/test_comm_mpi \
+		$(VENV_STAMP)
+	@rm -f $(BUILD)/test-cluster.log
+	@BUILD=$(BUILD) DATA=$(DATA) tests/run-suite $(BUILD)/test-cluster.log \
+		cluster tests/cluster/run
+	@tests/summarize $(BUILD)/test-cluster.log
 
 # Install and build: the feature probe redone when the compilers or the
 # packages change, `make install` under a PREFIX and a DESTDIR run through

@@ -101,6 +101,14 @@ $(BUILD)/tests/comm/test_comm.o: ALL_CFLAGS += $(TRAIN_CFLAGS)
 $(BUILD)/tests/test_comm_mpi: $(BUILD)/tests/comm/test_comm.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
 ALL_TARGETS += $(BUILD)/tests/test_comm_mpi
+# The same test over TCP sockets (comm_tcp: ranks started by srun or
+# RANK/WORLD_SIZE, run by tests/train/parallel and tests/cluster/run).
+$(BUILD)/tests/comm/test_comm_tcp.o: tests/comm/test_comm.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -DTEST_TCP -c -o $@ $<
+$(BUILD)/tests/test_comm_tcp: $(BUILD)/tests/comm/test_comm_tcp.o $(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
+ALL_TARGETS += $(BUILD)/tests/test_comm_tcp
 ifeq ($(HAVE_MPI),1)
 $(BUILD)/libtrain/comm/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)

@@ -203,6 +203,30 @@ int cli_files_expand(struct cli_files *f, int argc, char *const *argv,
 void cli_files_add(struct cli_files *f, const char *path);
 void cli_files_release(struct cli_files *f);
 
+/* One of n parts of a tool's inputs (--shard i/n), for a cluster job of
+ * n tasks that each take one; n 0: all the inputs. */
+struct cli_shard {
+    unsigned i, n;
+};
+#define CLI_SHARDS_MAX 65536
+
+/* cli_shard_parse: "i/n" with 0 <= i < n <= CLI_SHARDS_MAX (Slurm's
+ * $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); false after a message
+ * naming --shard (the caller prints its usage and exits 2). */
+bool cli_shard_parse(const char *s, struct cli_shard *sh);
+
+/* cli_files_shard: keep shard sh of the inputs f, in their order: the
+ * list cut into sh->n runs of whole files of about equal stored size
+ * (each file in the run that holds its middle byte, every run at least
+ * one file), so that the shards' outputs, one after another, are the
+ * output of all the inputs, whatever n is.  Every input must be a file
+ * (standard input cannot be dealt out), and there must be at least n.
+ * Unless quiet, names the files of the shard.  Sets total_bytes.
+ * Returns 0, or 2 after a message (a usage error: every task of the job
+ * fails alike).  sh->n 0: nothing to do. */
+int cli_files_shard(struct cli_files *f, const struct cli_shard *sh,
+                    bool quiet);
+
 /* cli_is_json_name: is path named as JSON or JSONL (*.jsonl, *.json,
  * plain or .zst), Megatron-LM's examples calling JSONL *.json? */
 bool cli_is_json_name(const char *path);

@@ -2,10 +2,12 @@
 /*
  * cli_files.c: a tool's list of input files, with directories expanded
  * (recursively, in sorted order, as the Python references' sorted
- * os.walk lists take them) and the total size for progress.
+ * os.walk lists take them) and the total size for progress; and the
+ * shard of the list one task of a cluster job takes (--shard i/n).
  */
 #include <dirent.h>
 #include <err.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -198,4 +200,114 @@ cli_files_expand(struct cli_files *f, int argc, char *const *argv,
     /* An ETA needs every input's size: regular files only. */
     f->total_bytes = f->n ? cli_stored_bytes(f->v) : 0;
     return rval;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shards                                                                    */
+
+bool
+cli_shard_parse(const char *s, struct cli_shard *sh)
+{
+    unsigned long i, n;
+    char *end;
+
+    errno = 0;
+    i = strtoul(s, &end, 10);
+    if (end == s || *end != '/' || s[0] == '-' || s[0] == '+' ||
+        end[1] == '-' || end[1] == '+' || errno != 0)
+        goto bad;
+    n = strtoul(end + 1, &end, 10);
+    if (*end != '\0' || errno != 0 || n < 1 || n > CLI_SHARDS_MAX || i >= n)
+        goto bad;
+    sh->i = (unsigned)i;
+    sh->n = (unsigned)n;
+    return true;
+bad:
+    warnx("invalid shard '%s': give i/n, the i-th of n shards, 0 <= i < n "
+          "<= %d (a Slurm array's $SLURM_ARRAY_TASK_ID/"
+          "$SLURM_ARRAY_TASK_COUNT)",
+          s, CLI_SHARDS_MAX);
+    return false;
+}
+
+int
+cli_files_shard(struct cli_files *f, const struct cli_shard *sh, bool quiet)
+{
+    __extension__ typedef unsigned __int128 u128;
+    size_t n = sh->n, nf = f->n, *b, lo, hi;
+    uint64_t *size, total = 0, mine = 0;
+
+    if (n == 0)
+        return 0;
+    if (nf == 0) {
+        warnx("--shard %u/%u takes files: standard input cannot be dealt "
+              "out",
+              sh->i, sh->n);
+        return 2;
+    }
+    if (nf < n) {
+        warnx("--shard %u/%u: %zu input file%s for %u shards: give at least "
+              "as many files as shards (fewer tasks, or split the files)",
+              sh->i, sh->n, nf, nf == 1 ? "" : "s", sh->n);
+        return 2;
+    }
+    size = calloc(nf, sizeof(*size));
+    b = calloc(n + 1, sizeof(*b));
+    if (size == NULL || b == NULL)
+        err(1, NULL);
+    for (size_t k = 0; k < nf; k++) {
+        struct stat st;
+
+        if (strcmp(f->v[k], "-") == 0 || stat(f->v[k], &st) != 0 ||
+            !S_ISREG(st.st_mode)) {
+            warnx("--shard: '%s' is not a file: a shard takes files (standard "
+                  "input cannot be dealt out)",
+                  strcmp(f->v[k], "-") == 0 ? "<stdin>" : f->v[k]);
+            free(size);
+            free(b);
+            return 2;
+        }
+        size[k] = (uint64_t)st.st_size;
+        total += size[k];
+    }
+    /* b[j]: the files whose middle byte lies before j/n of the bytes;
+     * then every run made at least one file long. */
+    {
+        u128 at = 0;
+        size_t k = 0;
+
+        for (size_t j = 1; j < n; j++) {
+            /* middle of file k < j T / n  <=>  n (2 at + s) < 2 j T */
+            while (k < nf && (u128)n * (2 * at + size[k]) < (u128)2 * j * total)
+                at += size[k++];
+            b[j] = k;
+        }
+    }
+    b[0] = 0;
+    b[n] = nf;
+    for (size_t j = 1; j < n; j++)
+        if (b[j] < b[j - 1] + 1)
+            b[j] = b[j - 1] + 1;
+    for (size_t j = n - 1; j >= 1; j--)
+        if (b[j] > b[j + 1] - 1)
+            b[j] = b[j + 1] - 1;
+    lo = b[sh->i];
+    hi = b[sh->i + 1];
+    for (size_t k = lo; k < hi; k++)
+        mine += size[k];
+    if (!quiet)
+        warnx("shard %u/%u: %zu of %zu files (%.1f MB of %.1f MB): '%s'%s%s%s",
+              sh->i, sh->n, hi - lo, nf, mine / 1e6, total / 1e6, f->v[lo],
+              hi - lo > 1 ? " to '" : "", hi - lo > 1 ? f->v[hi - 1] : "",
+              hi - lo > 1 ? "'" : "");
+    for (size_t k = 0; k < nf; k++)
+        if (k < lo || k >= hi)
+            free(f->v[k]);
+    memmove(f->v, f->v + lo, (hi - lo) * sizeof(*f->v));
+    f->n = hi - lo;
+    f->v[f->n] = NULL;
+    f->total_bytes = mine;
+    free(size);
+    free(b);
+    return 0;
 }

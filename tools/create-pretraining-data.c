@@ -90,8 +90,8 @@ usage(void)
     fprintf(stderr, "usage: create-pretraining-data [-ehPqSsVW] [-f format] "
                     "[-j threads] [-k key]\n"
                     "           [-T tokenizer] [--chinese] [--cn-splited] "
-                    "[...] -v vocab -o prefix\n"
-                    "           [file|dir ...]\n");
+                    "[--shard i/n] [...]\n"
+                    "           -v vocab -o prefix [file|dir ...]\n");
     exit(EXIT_USAGE);
 }
 
@@ -153,6 +153,11 @@ help(void)
            "(gpt2-bpe)\n"
            "  -s, --skip-bad            skip bad records (and count them) "
            "instead of failing\n"
+           "      --shard I/N           only the I-th of N runs of the files, "
+           "cut by size (one\n"
+           "                            task of a cluster job; `merge' of the "
+           "N outputs in\n"
+           "                            order gives the whole)\n"
            "  -j, --threads N           worker threads (default: online "
            "CPUs)\n"
            "      --log-interval N      a progress line every N documents\n"
@@ -795,7 +800,8 @@ enum {
     OPT_KEEP_WHITESPACE,
     OPT_ENGINE,
     OPT_LAC_MODE,
-    OPT_CN_SEG_FUNC
+    OPT_CN_SEG_FUNC,
+    OPT_SHARD
 };
 
 int
@@ -830,9 +836,11 @@ main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
+        { "shard", required_argument, NULL, OPT_SHARD },
         { NULL, 0, NULL, 0 }
     };
     struct ctx c;
+    struct cli_shard shard = { 0, 0 };
     struct sink sink;
     struct cli_output out;
     struct cli_run run;
@@ -989,6 +997,10 @@ main(int argc, char **argv)
             engine_given = seg.lac;
             mode_given = seg.lac;
             break;
+        case OPT_SHARD:
+            if (!cli_shard_parse(optarg, &shard))
+                usage();
+            break;
         default:
             usage();
         }
@@ -1052,6 +1064,10 @@ main(int argc, char **argv)
         0) {
         cli_files_release(&files);
         return cli_exit_status(1);
+    }
+    if (shard.n > 0 && cli_files_shard(&files, &shard, quiet) != 0) {
+        cli_files_release(&files);
+        return cli_exit_status(EXIT_USAGE);
     }
     total = files.total_bytes;
     if (argc > 0 && files.n == 0)

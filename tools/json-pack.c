@@ -36,12 +36,14 @@ struct packer {
     char *bucket_dir;
 };
 
+enum { OPT_SHARD = 256 };
+
 static void
 usage(void)
 {
     fprintf(stderr, "usage: json-pack [-hPqSV] [-D spliter] [-k key] "
                     "[-n chars] [-o output] [-s seed]\n"
-                    "                 [-T tmpdir] [file ...]\n");
+                    "                 [-T tmpdir] [--shard i/n] [file ...]\n");
     exit(EXIT_USAGE);
 }
 
@@ -50,7 +52,7 @@ help(void)
 {
     printf("usage: json-pack [-hPqSV] [-D spliter] [-k key] [-n chars] "
            "[-o output] [-s seed]\n"
-           "                 [-T tmpdir] [file ...]\n"
+           "                 [-T tmpdir] [--shard i/n] [file ...]\n"
            "\n"
            "Pack text into JSONL, one {\"text\": \"...\"} object per "
            "document, as PaddleNLP's\ntrans_to_json.py does.  A document "
@@ -69,6 +71,10 @@ help(void)
            "  -T, --tmpdir DIR       where the shuffle keeps its buckets "
            "(default: the\n"
            "                         output's directory, or $TMPDIR)\n"
+           "      --shard I/N        only the I-th of N runs of the files, cut "
+           "by size (one\n"
+           "                         task of a cluster job; the N outputs in "
+           "order make all)\n"
            "  -o, --output FILE      write to FILE via a temporary file; "
            "*.zst is compressed\n"
            "  -P, --progress         show progress on stderr even if it is "
@@ -404,9 +410,12 @@ main(int argc, char **argv)
         { "seed", required_argument, NULL, 's' },
         { "tmpdir", required_argument, NULL, 'T' },
         { "version", no_argument, NULL, 'V' },
+        { "shard", required_argument, NULL, OPT_SHARD },
         { NULL, 0, NULL, 0 }
     };
     struct packer p;
+    struct cli_shard shard = { 0, 0 };
+    struct cli_files files = { NULL, 0, 0, 0 };
     struct cli_output out;
     struct cli_progress prog;
     const char *out_path = NULL, *tmpdir = NULL;
@@ -453,12 +462,21 @@ main(int argc, char **argv)
         case 'V':
             cli_print_version("json-pack");
             return 0;
+        case OPT_SHARD:
+            if (!cli_shard_parse(optarg, &shard))
+                usage();
+            break;
         default:
             usage();
         }
     }
     argc -= optind;
     argv += optind;
+    /* The inputs: all of them, or the shard's. */
+    for (int i = 0; i < argc; i++)
+        cli_files_add(&files, argv[i]);
+    if (shard.n > 0 && cli_files_shard(&files, &shard, quiet) != 0)
+        exit(EXIT_USAGE);
     p.spliter_len = strlen(p.spliter);
     if (tok_utf8_check(p.key, strlen(p.key)) != strlen(p.key)) {
         warnx("the json key is not UTF-8");
@@ -499,11 +517,11 @@ main(int argc, char **argv)
     p.prog = &prog;
     {
         static char *const stdin_only[] = { "-", NULL };
-        char *const *files = argc > 0 ? argv : stdin_only;
+        char *const *f = files.n > 0 ? files.v : stdin_only;
 
-        prog.total = cli_stored_bytes(files);
-        for (; *files && rval == 0; files++) {
-            struct cli_input *in = cli_input_open(*files);
+        prog.total = cli_stored_bytes(f);
+        for (; *f && rval == 0; f++) {
+            struct cli_input *in = cli_input_open(*f);
 
             if (in == NULL) {
                 rval = 1;
@@ -534,5 +552,6 @@ main(int argc, char **argv)
     tok_buf_release(&p.doc);
     tok_buf_release(&p.json);
     free(p.bucket_dir);
+    cli_files_release(&files);
     return cli_exit_status(rval);
 }

@@ -72,8 +72,9 @@ usage(void)
             "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
             "[-k key]\n"
             "               [-m model] [-o output] [-r rule] [-U userdict]\n"
-            "               [--engine jieba|lac] [--lac-mode seg|lac] [--tags] "
-            "[file ...]\n");
+            "               [--engine jieba|lac] [--lac-mode seg|lac] "
+            "[--shard i/n] [--tags]\n"
+            "               [file ...]\n");
     exit(EXIT_USAGE);
 }
 
@@ -84,8 +85,9 @@ help(void)
         "usage: segment [-HhPqsVw] [-d docsep] [-f format] [-j threads] "
         "[-k key]\n"
         "               [-m model] [-o output] [-r rule] [-U userdict]\n"
-        "               [--engine jieba|lac] [--lac-mode seg|lac] [--tags] "
-        "[file ...]\n"
+        "               [--engine jieba|lac] [--lac-mode seg|lac] "
+        "[--shard i/n] [--tags]\n"
+        "               [file ...]\n"
         "\n"
         "Split documents into sentences and words exactly as jieba 0.42.1 "
         "(or Baidu\nLAC 2.1.2) and PaddleNLP's words_segmentation.py do: one "
@@ -125,6 +127,10 @@ help(void)
         "                         program, else the one installed with it)\n"
         "  -s, --skip-bad         skip (and count) bad records instead of "
         "failing\n"
+        "      --shard I/N        only the I-th of N runs of the files, cut "
+        "by size (one\n"
+        "                         task of a cluster job; the N outputs in "
+        "order make all)\n"
         "  -j, --threads N        worker threads (default: online CPUs)\n"
         "  -o, --output FILE      write to FILE via a temporary file; "
         "*.zst is compressed\n"
@@ -673,7 +679,7 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
 
 /* ------------------------------------------------------------------------ */
 
-enum { OPT_ENGINE = 256, OPT_LAC_MODE, OPT_CN_SEG_FUNC, OPT_TAGS };
+enum { OPT_ENGINE = 256, OPT_LAC_MODE, OPT_CN_SEG_FUNC, OPT_TAGS, OPT_SHARD };
 
 int
 main(int argc, char **argv)
@@ -698,6 +704,7 @@ main(int argc, char **argv)
         { "lac-mode", required_argument, NULL, OPT_LAC_MODE },
         { "cn-seg-func", required_argument, NULL, OPT_CN_SEG_FUNC },
         { "tags", no_argument, NULL, OPT_TAGS },
+        { "shard", required_argument, NULL, OPT_SHARD },
         { NULL, 0, NULL, 0 }
     };
     struct ctx c;
@@ -712,6 +719,8 @@ main(int argc, char **argv)
     unsigned n_threads = cli_default_threads();
     bool quiet = false, progress = false, key_given = false;
     bool format_given = false;
+    struct cli_shard shard = { 0, 0 };
+    struct cli_files files = { NULL, 0, 0, 0 };
     int ch, rval = 0;
 
     memset(&c, 0, sizeof(c));
@@ -821,6 +830,10 @@ main(int argc, char **argv)
         case OPT_TAGS:
             c.tags = true;
             break;
+        case OPT_SHARD:
+            if (!cli_shard_parse(optarg, &shard))
+                usage();
+            break;
         default:
             usage();
         }
@@ -845,12 +858,17 @@ main(int argc, char **argv)
     }
     if (c.format == IN_WUDAO && !key_given)
         c.json_key = "content";
+    /* The inputs: all of them, or the shard's. */
+    for (int i = 0; i < argc; i++)
+        cli_files_add(&files, argv[i]);
+    if (shard.n > 0 && cli_files_shard(&files, &shard, quiet) != 0)
+        exit(EXIT_USAGE);
     c.jsonl_check = c.format == IN_TEXT && !format_given;
     if (seg.lac)
         c.lac = lac = cli_lac_open(model, user_dict, seg.lac_mode);
     else
-        c.jieba = jieba =
-            cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
+        c.jieba = jieba = cli_jieba_open(
+            model, user_dict, cli_plain_bytes((int)files.n, files.v));
     c.workers = calloc(n_threads, sizeof(*c.workers));
     if (c.workers == NULL)
         err(1, NULL);
@@ -888,7 +906,8 @@ main(int argc, char **argv)
     run.ctx = &c;
     run.prog = NULL;
     run.unit = "documents";
-    rval = cli_run_files(&run, argc, argv, &out);
+    rval = cli_run_files(&run, (int)files.n, files.v, &out);
+    cli_files_release(&files);
     for (unsigned i = 0; i < n_threads; i++) {
         struct worker *w = &c.workers[i];
 

@@ -147,7 +147,7 @@ run_all(int argc, char **argv, const struct english *english, size_t size,
     }
 
     step(quiet, "[1/3] chars: counting the corpus");
-    if (vb_chars_count(argv, argc, n_threads, skip_bad, quiet, progress,
+    if (vb_chars_count(argv, argc, NULL, n_threads, skip_bad, quiet, progress,
                        counts) != 0)
         goto fail;
     n = vocab_counts_sorted(counts, &entries, &e);

@@ -20,11 +20,14 @@
 
 #define CHUNK_SIZE (1u << 20)
 
+enum { OPT_SHARD = 256 };
+
 static void
 usage(void)
 {
     fprintf(stderr, "usage: vocab-build chars [-hPqsV] [-j threads] "
-                    "[-o output] [file | dir ...]\n"
+                    "[-o output] [--shard i/n]\n"
+                    "                         [file | dir ...]\n"
                     "       vocab-build chars -m [-hqV] [-o output] "
                     "counts ...\n");
     exit(EXIT_USAGE);
@@ -34,7 +37,8 @@ static void
 help(void)
 {
     printf("usage: vocab-build chars [-hPqsV] [-j threads] [-o output] "
-           "[file | dir ...]\n"
+           "[--shard i/n]\n"
+           "                         [file | dir ...]\n"
            "       vocab-build chars -m [-hqV] [-o output] counts ...\n"
            "\n"
            "Count every character (code point) of every line, newlines "
@@ -47,6 +51,10 @@ help(void)
            "\n"
            "  -m, --merge            add up count files instead of counting "
            "text\n"
+           "      --shard I/N        count only the I-th of N runs of the "
+           "files, cut by size\n"
+           "                         (one task of a cluster job; -m adds the "
+           "N up)\n"
            "  -s, --skip-bad         skip lines with invalid UTF-8 (and count "
            "them)\n"
            "  -j, --threads N        worker threads (default: online CPUs)\n"
@@ -180,8 +188,8 @@ not_text(const char *path)
 }
 
 int
-vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
-               bool skip_bad, bool quiet, bool progress,
+vb_chars_count(char *const *paths, int n_paths, const struct cli_shard *shard,
+               unsigned n_threads, bool skip_bad, bool quiet, bool progress,
                struct vocab_counts *counts)
 {
     struct cli_files files = { NULL, 0, 0, 0 };
@@ -193,6 +201,11 @@ vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
     int rval = 0;
 
     rval = cli_files_expand(&files, n_paths, paths, not_text, "text ", quiet);
+    if (rval == 0 && shard != NULL && shard->n > 0 &&
+        cli_files_shard(&files, shard, quiet) != 0) {
+        cli_files_release(&files);
+        return 2;
+    }
     cli_progress_init(&prog, !quiet && (progress || isatty(STDERR_FILENO)));
     prog.unit = "lines";
     prog.total = files.total_bytes;
@@ -308,8 +321,10 @@ vb_chars_main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'q' },
         { "skip-bad", no_argument, NULL, 's' },
         { "version", no_argument, NULL, 'V' },
+        { "shard", required_argument, NULL, OPT_SHARD },
         { NULL, 0, NULL, 0 }
     };
+    struct cli_shard shard = { 0, 0 };
     unsigned n_threads = cli_default_threads();
     bool merge = false, progress = false, quiet = false, skip_bad = false;
     const char *out_path = NULL;
@@ -348,6 +363,10 @@ vb_chars_main(int argc, char **argv)
         case 'V':
             cli_print_version("vocab-build");
             return cli_exit_status(0);
+        case OPT_SHARD:
+            if (!cli_shard_parse(optarg, &shard))
+                usage();
+            break;
         default:
             usage();
         }
@@ -358,14 +377,24 @@ vb_chars_main(int argc, char **argv)
         warnx("-m needs the count files to add up");
         usage();
     }
+    if (merge && shard.n > 0) {
+        warnx("--shard counts a part of the text; -m adds the parts' counts "
+              "up: not both");
+        usage();
+    }
     if (vocab_counts_new(&counts, &e) < 0)
         errx(1, "%s", e.msg);
     cli_output_open(&out, out_path);
     if (merge)
         rval = merge_counts(argv, argc, counts);
     else
-        rval = vb_chars_count(argv, argc, n_threads, skip_bad, quiet, progress,
-                              counts);
+        rval = vb_chars_count(argv, argc, &shard, n_threads, skip_bad, quiet,
+                              progress, counts);
+    if (rval == 2) { /* the shard: a usage error */
+        cli_output_abort(&out);
+        vocab_counts_free(counts);
+        return cli_exit_status(EXIT_USAGE);
+    }
     if (rval == 0)
         rval = vb_chars_write(counts, &out);
     else

@@ -19,10 +19,13 @@
 int vb_read_input(const char *path, struct tok_buf *out);
 
 /* vb_chars_count: count the characters of the files or directories
- * paths[0..n_paths) (none: stdin) into counts, with n_threads workers.
- * skip_bad skips lines with invalid UTF-8 (counted and reported) instead
- * of failing.  Returns 0, or 1 after warnings. */
-int vb_chars_count(char *const *paths, int n_paths, unsigned n_threads,
+ * paths[0..n_paths) (none: stdin), or of shard's part of them (NULL or
+ * n 0: all), into counts, with n_threads workers.  skip_bad skips lines
+ * with invalid UTF-8 (counted and reported) instead of failing.  Returns
+ * 0, 1 after warnings, or 2 after a message on the shard (a usage
+ * error). */
+int vb_chars_count(char *const *paths, int n_paths,
+                   const struct cli_shard *shard, unsigned n_threads,
                    bool skip_bad, bool quiet, bool progress,
                    struct vocab_counts *counts);
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * comm.h: the trainer's communication interface.  The training loop and
- * (later) the parallel layers talk to other ranks only through this table
- * of collectives over named groups; a backend fills it: single (one rank,
- * every collective the identity), MPI for CPU buffers, NCCL for GPU
- * buffers later.  Buffers live in the memory of the ops backend in use.
+ * the parallel layers talk to other ranks only through this table of
+ * collectives over named groups; a backend fills it: single (one rank,
+ * every collective the identity), MPI or TCP sockets for CPU buffers
+ * (the TCP one where the ranks were started without MPI: srun, torchrun),
+ * NCCL for GPU buffers.  Buffers live in the memory of the ops backend in
+ * use.
  *
  * Every rank of a group must issue the same collectives in the same order
  * (the classic hang otherwise).  Each returns 0, or -1 with a message the
@@ -15,11 +17,12 @@
 
 #include <stddef.h>
 
-/* Groups.  World rank = tp_rank + tp * (sharding_rank + sharding *
- * (dp_rank + dp * pp_rank)): tensor parallel fastest (the ranks of a node
- * share the most traffic), then sharding, then data parallel, then
- * pipeline.  EMBEDDING = the first and last pipeline stages (tied
- * embeddings); the middle stages are in no embedding group. */
+/* Groups.  With the default placement (COMM_INTER_FIRST), world rank =
+ * tp_rank + tp * (sharding_rank + sharding * (dp_rank + dp * pp_rank)):
+ * tensor parallel fastest (the ranks of a node share the most traffic),
+ * then sharding, then data parallel, then pipeline (comm_layout).
+ * EMBEDDING = the first and last pipeline stages (tied embeddings); the
+ * middle stages are in no embedding group. */
 enum comm_group {
     COMM_WORLD,
     COMM_DP,
@@ -35,14 +38,32 @@ enum comm_group {
  * sharding stage 3's compute copy), never for a reduction. */
 enum comm_dtype { COMM_F32, COMM_F64, COMM_I64, COMM_B16 };
 
+/* Which degrees vary fastest after tensor parallel, as OneFlow's
+ * strategies: INTER_FIRST (the default) puts the pipeline stages across
+ * machines and data parallel inside them (tp, sharding, dp, pp from
+ * fastest to slowest); INTRA_FIRST the stages inside a machine and data
+ * parallel across machines (tp, pp, sharding, dp). */
+enum comm_placement { COMM_INTER_FIRST, COMM_INTRA_FIRST };
+
+/* The parallel layout: degrees whose product is the world size. */
+struct comm_layout {
+    int tp, sharding, dp, pp; /* dp 0: the world / (tp x sharding x pp) */
+    enum comm_placement placement;
+};
+
 struct comm {
-    const char *name; /* "single" */
-    int rank, world;  /* in COMM_WORLD */
+    const char *name;     /* "single", "mpi", "tcp", "nccl" */
+    const char *launcher; /* what started the ranks, for messages: "mpirun",
+                           * "srun", "torchrun", "the launcher (RANK,
+                           * WORLD_SIZE)" */
+    int rank, world;      /* in COMM_WORLD */
+    struct comm_layout layout; /* resolved: dp > 0 */
     /* This rank's place among the ranks on its node (its GPU: ops_open()):
      * the launcher's (comm_local_rank_env()), else MPI's shared-memory
      * split, else 0. */
     int local_rank;
     char error[256];
+    char note[256]; /* something for the log (rank 0 says it), or "" */
     /* Bytes this rank sent, per group, as the ring algorithms send them
      * (what NCCL's tests call bus bytes): all-reduce 2 (n-1)/n x S,
      * reduce-scatter and all-gather (n-1)/n x S (S the whole buffer),
@@ -130,23 +151,70 @@ void comm_report_stuck(const struct comm *c, const char *what,
  * nothing; send/recv to anyone is an error (no peer). */
 struct comm *comm_single(void);
 
-/* The parallel layout: degrees whose product is the world size. */
-struct comm_layout {
-    int tp, sharding, dp, pp; /* dp 0: the world / (tp x sharding x pp) */
-};
+/* comm_layout_resolve: l's dp when 0 (the ranks the other degrees
+ * leave), then the check that the degrees make the world: 0, or -1 with
+ * "the layout tp 1 x sharding 1 x dp 3 x pp 1 does not make the 2 ranks
+ * <launcher> started" in err. */
+int comm_layout_resolve(struct comm_layout *l, int world, const char *launcher,
+                        char *err, size_t err_len);
 
-/* comm_mpi: MPI_Init and the layout's groups.  timeout > 0 starts the
- * watchdog: a collective or point-to-point call that waits longer ends
- * this rank (exit status 1) with a message naming it and its group, and
- * mpirun then ends the others.  Returns NULL with a message in err when
+/* comm_mpi: MPI_Init and the layout's groups, and the watchdog (see
+ * comm_tcp) over a control connection of every rank to rank 0, whose
+ * address goes round by MPI: a collective that waits longer than timeout
+ * seconds (0: forever), or a rank that ends before the others, stops
+ * every rank with a message naming the collective, its group and the
+ * last collective of each rank.  Returns NULL with a message in err when
  * the layout does not fit the world, MPI fails, or the build has no MPI.
  * destroy() calls MPI_Finalize. */
 struct comm *comm_mpi(int *argc, char ***argv, const struct comm_layout *l,
                       double timeout, char *err, size_t err_len);
 
-/* comm_nccl: the NCCL backend (GPU buffers) over boot, an MPI
- * communicator (comm_mpi(): the layout and the bootstrap) which it takes
- * over (its destroy() destroys boot, also on failure).  device: the GPU
+/* How ranks started without MPI find each other: from the environment
+ * of srun (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID; rank 0 on
+ * the first node of SLURM_STEP_NODELIST) or of a torchrun-style launcher
+ * (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; these win
+ * over Slurm's, and MASTER_ADDR and MASTER_PORT under srun too). */
+struct comm_launch {
+    const char *launcher; /* "srun", "torchrun", "the launcher (RANK,
+                           * WORLD_SIZE)" */
+    int rank, world;
+    int local_rank;        /* -1: not given */
+    char host[256];        /* rank 0's host */
+    const char *host_from; /* where host came from, for messages */
+    /* Rank 0 listens on the first free port of [port, port + ports):
+     * MASTER_PORT alone, or under srun a range derived from the job and
+     * step ids (no fixed port: concurrent steps on a node differ). */
+    int port, ports;
+    /* The run's identity (the job and step, torchrun's run id, or the
+     * address): a rank of another run that reaches the port is refused. */
+    char token[160];
+};
+
+/* comm_launch_env: 1 and l filled when the environment says this process
+ * is one of several ranks (srun's or torchrun's variables); 0 when not
+ * (a world of one included); -1 with err when it is incomplete or
+ * malformed (RANK without MASTER_ADDR, a rank outside the world). */
+int comm_launch_env(struct comm_launch *l, char *err, size_t err_len);
+
+/* comm_tcp: the communicator over TCP sockets for CPU buffers, for ranks
+ * started without MPI: the rendezvous at rank 0's address (the layout
+ * checked the same on every rank), then a connection between every two
+ * ranks.  Collectives give the bits of the MPI backend on two ranks and
+ * are deterministic on any number (each sum in the group's rank order).
+ * The watchdog as comm_mpi's.  Returns NULL with err, *usage set when the
+ * error is the user's layout (exit 2) rather than the run's. */
+struct comm *comm_tcp(const struct comm_launch *env,
+                      const struct comm_layout *l, double timeout, int *usage,
+                      char *err, size_t err_len);
+
+/* comm_exiting: this process is about to exit after saying why (a fatal
+ * error, a usage error): the watchdog says nothing more and the other
+ * ranks learn of it when its connections close. */
+void comm_exiting(void);
+
+/* comm_nccl: the NCCL backend (GPU buffers) over boot, a CPU
+ * communicator (comm_mpi() or comm_tcp(): the layout and the bootstrap,
+ * which carries NCCL's unique id) which it takes over (its destroy() destroys boot, also on failure).  device: the GPU
  * the compute backend chose (ops->device; -1: boot's local rank modulo
  * the GPUs visible); stream: the compute backend's queue (ops->queue()),
  * so collectives are ordered after the ops queued before them (NULL: a

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_comm.c: a communicator backend under mpirun, against values
+ * test_comm.c: a communicator backend, every rank of it, against values
  * computed on the host: every collective of comm.h (blocking and
  * nonblocking all-reduce, reduce-scatter and all-gather, ranges of unequal
  * length, of fp32 and of 16-bit elements, broadcast, a ring of sends),
- * the groups of the layout given as "tp sharding dp pp" arguments, the
- * bytes counted as sent.  Built twice:
- * test_comm_mpi (comm_mpi, host buffers; run by tests/train/parallel on
- * 3 and 4 ranks) and, with -DTEST_NCCL, test_comm_nccl (comm_nccl, GPU
- * buffers, one rank per GPU: `make test-gpu`; on one GPU the world is one
- * rank, and the data must still come out right).  Ends with a line
+ * the groups of the layout given as "tp sharding dp pp [intra_first]"
+ * arguments, the bytes counted as sent.  Built three times: test_comm_mpi
+ * (comm_mpi, host buffers; run by tests/train/parallel under mpirun on 3
+ * and 4 ranks), with -DTEST_TCP test_comm_tcp (comm_tcp, started by RANK,
+ * WORLD_SIZE, MASTER_ADDR and MASTER_PORT or by srun: also the sums' rank
+ * order and two ranks in different collectives), and with -DTEST_NCCL
+ * test_comm_nccl (comm_nccl, GPU buffers, one rank per GPU: `make
+ * test-gpu`; on one GPU the world is one rank, and the data must still
+ * come out right).  Ends with a line
  * "test_comm (rank R of N): N passed, N failed" per rank.
  */
 #include <math.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef TEST_NCCL
 #    include <cuda_runtime.h>
@@ -98,19 +102,34 @@ val(int rank, size_t i)
 int
 main(int argc, char **argv)
 {
-    struct comm_layout l = { 1, 1, 0, 1 };
-    char err[512];
+    struct comm_layout l = { 1, 1, 0, 1, COMM_INTER_FIRST };
+    char err[512] = "";
     struct comm *c;
     size_t n = 1000003, m = 1000;
     float *h, *d;
     int N, r, ok, D;
     enum comm_group G; /* the group the collectives run over */
 
-    if (argc == 5) {
+    if (argc >= 5) {
         l.tp = atoi(argv[1]), l.sharding = atoi(argv[2]);
         l.dp = atoi(argv[3]), l.pp = atoi(argv[4]);
     }
-#ifdef TEST_NCCL
+    if (argc >= 6 && strcmp(argv[5], "intra_first") == 0)
+        l.placement = COMM_INTRA_FIRST;
+#if defined(TEST_TCP)
+    {
+        struct comm_launch env;
+        int usage;
+
+        c = NULL;
+        if (comm_launch_env(&env, err, sizeof(err)) == 1)
+            c = comm_tcp(&env, &l, 60, &usage, err, sizeof(err));
+        else if (err[0] == '\0')
+            snprintf(err, sizeof(err),
+                     "start it with RANK, WORLD_SIZE, "
+                     "MASTER_ADDR and MASTER_PORT");
+    }
+#elif defined(TEST_NCCL)
     /* (MPI without a watchdog: NCCL's own watches the GPU's waits.) */
     c = comm_mpi(NULL, NULL, &l, 0, err, sizeof(err));
     if (c != NULL)
@@ -134,12 +153,20 @@ main(int argc, char **argv)
         check(tp == l.tp && sh == l.sharding && pp == l.pp &&
                   tp * sh * dp * pp == c->world && (l.dp == 0 || dp == l.dp),
               "group sizes make the layout");
-        check(c->group_rank(c, COMM_TP) +
-                      tp * (c->group_rank(c, COMM_SHARDING) +
-                            sh * (c->group_rank(c, COMM_DP) +
-                                  dp * c->group_rank(c, COMM_PP))) ==
-                  r,
-              "group ranks make the world rank");
+        int r_tp = c->group_rank(c, COMM_TP),
+            r_sh = c->group_rank(c, COMM_SHARDING);
+        int r_dp = c->group_rank(c, COMM_DP), r_pp = c->group_rank(c, COMM_PP);
+
+        /* inter_first: tp, sharding, dp, pp from fastest to slowest;
+         * intra_first: tp, pp, sharding, dp. */
+        check(l.placement == COMM_INTRA_FIRST
+                  ? r_tp + tp * (r_pp + pp * (r_sh + sh * r_dp)) == r
+                  : r_tp + tp * (r_sh + sh * (r_dp + dp * r_pp)) == r,
+              "group ranks make the world rank (the placement's order)");
+        check(c->layout.tp == tp && c->layout.sharding == sh &&
+                  c->layout.dp == dp && c->layout.pp == pp &&
+                  c->layout.placement == l.placement,
+              "the communicator's layout is the resolved one");
         check((c->group_size(c, COMM_EMBEDDING) > 0) ==
                   (c->group_rank(c, COMM_PP) == 0 ||
                    c->group_rank(c, COMM_PP) == pp - 1),
@@ -374,6 +401,42 @@ main(int argc, char **argv)
         dev_free(q);
     }
     check(c->barrier(c, G) == 0, "barrier");
+#ifdef TEST_TCP
+    /* Every sum in the group's rank order, on every rank: values whose
+     * float sum depends on the order (1e8 + 1 + 1 ... ). */
+    for (size_t i = 0; i < m; i++)
+        h[i] = r == (int)(i % (size_t)N) ? 1e8f : 1.0f + (float)(i % 3);
+    check(c->all_reduce_sum(c, h, m, COMM_F32, G) == 0, c->error);
+    ok = 1;
+    for (size_t i = 0; i < m; i++) {
+        float want = 0;
+
+        for (int k = 0; k < N; k++)
+            want += k == (int)(i % (size_t)N) ? 1e8f : 1.0f + (float)(i % 3);
+        ok &= h[i] == want;
+    }
+    check(ok, "all-reduce sums in the group's rank order");
+    /* Two ranks in different collectives: each names both. */
+    if (N == 2) {
+        int rc =
+            r == 0 ? c->all_reduce_sum(c, h, 4, COMM_F32, G) : c->barrier(c, G);
+
+        check(rc < 0 && strstr(c->error, "took different paths") &&
+                  strstr(c->error, r == 0 ? "barrier" : "all-reduce"),
+              c->error);
+        /* The streams are out of step now: leave without the goodbye
+         * (comm_exiting(): the watchdog stays silent about it), the
+         * communicator left as it is. */
+        dev_free(d);
+        free(h);
+        printf("test_comm (rank %d of %d): %d passed, %d failed\n", world_rank,
+               c->world, passed, failed);
+        fflush(stdout);
+        comm_exiting();
+        sleep(1); /* the other rank's check, before our sockets close */
+        return failed ? 1 : 0;
+    }
+#endif
     dev_free(d);
     free(h);
     printf("test_comm (rank %d of %d): %d passed, %d failed\n", world_rank,

@@ -2,8 +2,10 @@
 # tests/train/lib.sh: what the trainer's end-to-end suites share (sourced
 # by tests/train/run and tests/train/parallel): the ERNIE and GPT corpora
 # built by our own pipeline from the shared data, tiny model and run
-# configs, and the helpers that run the trainer and compare runs.
-# Needs BUILD, DATA, TRAIN, work, pass, fail, skip set by the caller.
+# configs, and the helpers that run the trainer and compare runs (those
+# of several ranks against one: tests/train/parallel, tests/cluster/run).
+# Needs BUILD, DATA, TRAIN, work, pass, fail, skip set by the caller, and
+# VENV_PY (the test venv's python) for the weights' comparisons.
 
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 no() { echo "FAIL $1"; fail=$((fail + 1)); }
@@ -134,4 +136,84 @@ fails_with() { # name pattern command...: non-zero exit and the message
         no "$name (message)"
         sed 's/^/    /' "$work/err.out" | tail -n 5
     fi
+}
+
+# ------------------------------------------- several ranks against one
+
+# Losses of train and valid steps within 1e-5 relative, the same steps.
+close_all() { # a b
+    for f in "$1" "$2"; do
+        /usr/bin/python3 -c '
+import json, sys
+last = {}
+for ln in open(sys.argv[1] + "/train_log.jsonl"):
+    r = json.loads(ln)
+    k = ("t", r["global_step"]) if "global_step" in r else ("v", r.get("valid_step", r.get("test_step")))
+    last[k] = (r["loss"], r["lm_loss"], r["sop_loss"])
+for k in sorted(last):
+    print(k[0], k[1], *last[k])
+' "$f" >"$f.losses" || return 1
+    done
+    [ "$(wc -l <"$1.losses")" -eq "$(wc -l <"$2.losses")" ] &&
+        paste -d' ' "$1.losses" "$2.losses" | awk '{
+            if ($1 != $6 || $2 != $7) bad = 1
+            for (i = 3; i <= 5; i++) { d = $i - $(i + 5); if (d < 0) d = -d
+                a = $(i + 5) < 0 ? -$(i + 5) : $(i + 5)
+                if (d > 1e-5 * a + 1e-7) bad = 1 }
+        } END { exit bad }'
+}
+
+# Every tensor of two safetensors files within 1e-5 absolute + 1e-4 of
+# its largest value (key biases get no gradient and only carry rounding
+# noise); prints the worst difference.
+close_tensors() { # file-a file-b
+    "$VENV_PY" -c '
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+a, b = load_file(sys.argv[1]), load_file(sys.argv[2])
+assert a.keys() == b.keys(), "different tensors"
+bad = [k for k in a if np.max(np.abs(a[k] - b[k])) >
+       1e-5 + 1e-4 * np.max(np.abs(a[k]))]
+print("worst", max(float(np.max(np.abs(a[k] - b[k]))) for k in a))
+sys.exit(1 if bad else 0)' "$1" "$2"
+}
+
+# Final weights.
+same_weights() { # a b step
+    close_tensors "$1/model_$3/model.safetensors" \
+        "$2/model_$3/model.safetensors"
+}
+
+equivalent() { # a b step
+    close_all "$1" "$2" && same_weights "$1" "$2" "$3"
+}
+
+# The gradient norms of every step within 1e-5 relative.
+same_norms() { # a b
+    for f in "$1" "$2"; do
+        /usr/bin/python3 -c '
+import json, sys
+for ln in open(sys.argv[1] + "/train_log.jsonl"):
+    r = json.loads(ln)
+    if "global_step" in r: print(r["global_step"], r["grad_norm"])
+' "$f" >"$f.norms" || return 1
+    done
+    [ "$(wc -l <"$1.norms")" -eq "$(wc -l <"$2.norms")" ] &&
+        paste -d' ' "$1.norms" "$2.norms" | awk '{ d = $2 - $4
+            if (d < 0) d = -d; if ($1 != $3 || d > 1e-5 * $4) bad = 1
+        } END { exit bad }'
+}
+
+# The optimizer moments too (the same tolerance as the weights).
+same_moments() { # a b step
+    close_tensors "$1/model_$3/optimizer.safetensors" \
+        "$2/model_$3/optimizer.safetensors"
+}
+
+# Losses, gradient norms, weights and moments (tensor and pipeline
+# parallelism, where the norms are summed differently).
+tp_equivalent() { # a b: losses, gradient norms, weights and moments
+    equivalent "$1" "$2" 12 && same_norms "$1" "$2" &&
+        same_moments "$1" "$2" 12
 }

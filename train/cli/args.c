@@ -148,8 +148,11 @@ static const struct spec specs[] = {
     I(pp, "1", 1, BIG, "pipeline-parallel degree"),
     I(sharding_degree, "1", 1, BIG, "sharding (ZeRO) degree"),
     I(sharding_stage, "1", 1, 3, "sharding stage: 1, 2 or 3"),
+    SC(placement, "inter_first", "inter_first|intra_first",
+       "rank order: inter_first (tp, sharding, dp, pp: pipeline stages "
+       "across nodes) or intra_first (tp, pp, sharding, dp)"),
     D(comm_timeout, "600", 0, HUGE_VAL, 0,
-      "seconds a collective may wait (0: forever)"),
+      "seconds a collective or the rendezvous may wait (0: forever)"),
     B(use_recompute, "0", "recompute activations in the backward pass"),
     SC(recompute_granularity, "full", "full|core_attn",
        "full (whole layers) or core_attn (attention probabilities)"),

@@ -5,10 +5,13 @@
  * rank order: tensor parallel fastest, then sharding, then data parallel,
  * then pipeline (comm.h).  Counts above INT_MAX are sent in pieces.
  *
- * A watchdog thread watches the collective in progress: one that waits
- * longer than the timeout (a dead or stuck peer, a rank that took another
- * branch) ends this rank with a message naming the collective and the
- * group; mpirun then ends every other rank.
+ * The watchdog (comm_watch.c) watches the collective in progress over a
+ * control connection of every rank to rank 0, whose address goes round
+ * by MPI: one that waits longer than the timeout (a dead or stuck peer, a
+ * rank that took another branch), or a rank that ends before the others,
+ * stops every rank with a message naming the collective, the group and
+ * each rank's last collective; under srun, which may let the other ranks
+ * run on, as under mpirun.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,31 +20,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
+#include "comm_int.h"
 
 #ifdef HAVE_MPI
 #    include <mpi.h>
-#    include <pthread.h>
-#    include <stdatomic.h>
-#    include <time.h>
 
 /* Elements per MPI call: MPI counts are int. */
 #    define PIECE ((size_t)1 << 30)
 
 struct comm_mpi {
-    struct comm base; /* first: the interface */
-    struct comm_layout layout;
+    struct comm base;         /* first: the interface */
     int coord[COMM_N_GROUPS]; /* this rank's place in each group */
     MPI_Comm group[COMM_N_GROUPS];
     int size[COMM_N_GROUPS];
-    /* The watchdog: what is in progress and since when (ns, monotonic;
-     * 0 = nothing). */
-    double timeout;
-    _Atomic long long busy_since;
-    const char *_Atomic busy_what;
-    _Atomic int busy_group;
-    pthread_t watchdog;
-    _Atomic int stop;
+    struct comm_watch *watch;
     /* Started nonblocking collectives, and the group of the first. */
     MPI_Request *req;
     size_t n_req, cap_req;
@@ -52,47 +44,16 @@ struct comm_mpi {
     size_t n_keep, cap_keep;
 };
 
-static long long
-now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static void *
-watchdog_main(void *arg)
-{
-    struct comm_mpi *m = arg;
-
-    while (!atomic_load(&m->stop)) {
-        long long since = atomic_load(&m->busy_since);
-
-        if (since && (now_ns() - since) / 1e9 > m->timeout) {
-            int g = atomic_load(&m->busy_group);
-
-            comm_report_stuck(&m->base, atomic_load(&m->busy_what),
-                              (enum comm_group)g, m->size[g], m->timeout);
-            _exit(1); /* mpirun then ends the other ranks */
-        }
-        usleep(100000);
-    }
-    return NULL;
-}
-
 static void
 busy(struct comm_mpi *m, const char *what, enum comm_group g)
 {
-    atomic_store(&m->busy_what, what);
-    atomic_store(&m->busy_group, (int)g);
-    atomic_store(&m->busy_since, now_ns());
+    comm_watch_busy(m->watch, what, g, m->size[g]);
 }
 
 static void
 idle(struct comm_mpi *m)
 {
-    atomic_store(&m->busy_since, 0);
+    comm_watch_idle(m->watch);
 }
 
 static MPI_Datatype
@@ -554,10 +515,7 @@ mpi_destroy(struct comm *c)
 
     if (m == NULL)
         return;
-    if (m->timeout > 0) {
-        atomic_store(&m->stop, 1);
-        pthread_join(m->watchdog, NULL);
-    }
+    comm_watch_stop(m->watch);
     for (int g = 1; g < COMM_N_GROUPS; g++)
         if (m->group[g] != MPI_COMM_NULL)
             MPI_Comm_free(&m->group[g]);
@@ -588,13 +546,70 @@ split(struct comm_mpi *m, enum comm_group g, int color, int key)
     return 0;
 }
 
+/* The watchdog's control channel: rank 0 listens, its address goes round
+ * by MPI, every rank connects.  Where that fails (a rank cannot reach
+ * rank 0's host), every rank watches only its own waits, and m->base.note
+ * says so. */
+static int
+start_watch(struct comm_mpi *m, double timeout, char *err, size_t len)
+{
+    int rank = m->base.rank, world = m->base.world, ok = 1, all_ok = 0;
+    int lfd = -1, fd = -1, *ctl = NULL;
+    char card[512] = "", why[256] = "";
+    double deadline = comm_now() + 60;
+
+    if (world > 1) {
+        if (rank == 0)
+            ok = comm_ctl_listen(&lfd, card, sizeof(card), why, sizeof(why)) ==
+                 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (ok) {
+            MPI_Bcast(card, sizeof(card), MPI_CHAR, 0, MPI_COMM_WORLD);
+            if (rank == 0) {
+                ctl = calloc((size_t)world, sizeof(int));
+                ok = ctl != NULL &&
+                     comm_ctl_accept(lfd, card, world, ctl, deadline, why,
+                                     sizeof(why)) == 0;
+                close(lfd);
+            } else {
+                fd = comm_ctl_connect(card, rank, deadline, why, sizeof(why));
+                ok = fd >= 0;
+            }
+        }
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all_ok) {
+            if (fd >= 0)
+                close(fd);
+            if (ctl != NULL && ok)
+                for (int r = 1; r < world; r++)
+                    close(ctl[r]);
+            free(ctl);
+            ctl = NULL;
+            snprintf(m->base.note, sizeof(m->base.note),
+                     "the watchdog's connections to rank 0 failed%s%s: each "
+                     "rank watches only its own collectives",
+                     why[0] ? ": " : "", why);
+        }
+    }
+    m->watch = comm_watch_start(rank, world,
+                                !all_ok     ? NULL
+                                : rank == 0 ? ctl
+                                            : &fd,
+                                timeout, err, len);
+    free(ctl);
+    return m->watch != NULL ? 0 : -1;
+}
+
 struct comm *
 comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
          char *err, size_t err_len)
 {
     struct comm_mpi *m;
-    int rank, world, tp, sh, dp, pp;
+    struct comm_layout lay = *l;
+    int rank, world;
     int color[COMM_N_GROUPS], key[COMM_N_GROUPS];
+    /* srun --mpi=pmix starts MPI ranks too. */
+    const char *launcher = getenv("SLURM_STEP_ID") ? "srun" : "mpirun";
 
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
         snprintf(err, err_len, "MPI_Init failed");
@@ -603,14 +618,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    tp = l->tp, sh = l->sharding, dp = l->dp, pp = l->pp;
-    if (dp == 0 && tp > 0 && sh > 0 && pp > 0 && world % (tp * sh * pp) == 0)
-        dp = world / (tp * sh * pp);
-    if (tp < 1 || sh < 1 || dp < 1 || pp < 1 || tp * sh * dp * pp != world) {
-        snprintf(err, err_len,
-                 "the layout tp %d x sharding %d x dp %d x pp %d does not "
-                 "make the %d ranks mpirun started",
-                 l->tp, l->sharding, l->dp, l->pp, world);
+    if (comm_layout_resolve(&lay, world, launcher, err, err_len) < 0) {
         MPI_Finalize();
         return NULL;
     }
@@ -620,13 +628,13 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
         MPI_Finalize();
         return NULL;
     }
-    m->layout = *l;
-    m->layout.dp = dp;
     for (int g = 1; g < COMM_N_GROUPS; g++)
         m->group[g] = MPI_COMM_NULL; /* until split (destroy frees them) */
     m->base.name = "mpi";
+    m->base.launcher = launcher;
     m->base.rank = rank;
     m->base.world = world;
+    m->base.layout = lay;
     m->base.local_rank = comm_local_rank_env();
     if (m->base.local_rank < 0) { /* the ranks sharing this node's memory */
         MPI_Comm node;
@@ -657,7 +665,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
     m->base.recv = mpi_recv;
     m->base.barrier = mpi_barrier;
     m->base.destroy = mpi_destroy;
-    comm_layout_split(&m->layout, rank, color, key);
+    comm_layout_split(&lay, rank, color, key);
     m->group[COMM_WORLD] = MPI_COMM_WORLD;
     m->size[COMM_WORLD] = world;
     m->coord[COMM_WORLD] = rank;
@@ -668,12 +676,7 @@ comm_mpi(int *argc, char ***argv, const struct comm_layout *l, double timeout,
             mpi_destroy(&m->base);
             return NULL;
         }
-    m->timeout = timeout;
-    if (timeout > 0 &&
-        pthread_create(&m->watchdog, NULL, watchdog_main, m) != 0) {
-        snprintf(err, err_len, "cannot start the watchdog thread: %s",
-                 strerror(errno));
-        m->timeout = 0;
+    if (start_watch(m, timeout, err, err_len) < 0) {
         mpi_destroy(&m->base);
         return NULL;
     }

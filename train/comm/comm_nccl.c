@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * comm_nccl.c: the communicator over NCCL, for GPU buffers.  MPI starts
- * the job and carries the bootstrap (comm_mpi: the layout, rank 0's
- * ncclUniqueId broadcast to every rank, barriers); each group of the
+ * comm_nccl.c: the communicator over NCCL, for GPU buffers.  A CPU
+ * communicator starts the job and carries the bootstrap (comm_mpi, or
+ * comm_tcp's rendezvous where srun or torchrun started the ranks: the
+ * layout, rank 0's ncclUniqueId broadcast to every rank, barriers); each group of the
  * layout is a communicator split from the world one with the colors of
  * comm_layout_split().  Collectives run on the GPU and stream the compute
  * backend hands over (ops->device, ops->queue(): after the ops queued
@@ -13,7 +14,8 @@
  *
  * The wait polls the stream: past the timeout, or on an asynchronous
  * NCCL error, it aborts the communicators and ends the rank with the
- * collective and the group named; mpirun ends the others.
+ * collective and the group named; the boot communicator's watchdog
+ * (or mpirun) sees that rank go and ends the others.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +30,7 @@
 
 struct comm_nccl {
     struct comm base;  /* first: the interface */
-    struct comm *boot; /* the MPI communicator that started the job */
+    struct comm *boot; /* the CPU communicator that started the job */
     ncclComm_t group[COMM_N_GROUPS];
     int size[COMM_N_GROUPS], coord[COMM_N_GROUPS];
     cudaStream_t stream;
@@ -414,7 +416,7 @@ nccl_destroy(struct comm *c)
     if (n->stream && n->own_stream)
         cudaStreamDestroy(n->stream);
     if (n->boot)
-        n->boot->destroy(n->boot); /* MPI_Finalize */
+        n->boot->destroy(n->boot); /* MPI_Finalize, or the sockets */
     free(n);
 }
 
@@ -432,7 +434,6 @@ comm_nccl(struct comm *boot, int device, void *stream, double timeout,
           char *err, size_t err_len)
 {
     struct comm_nccl *n = calloc(1, sizeof(*n));
-    struct comm_layout full;
     int color[COMM_N_GROUPS], key[COMM_N_GROUPS], devices = 0;
     ncclUniqueId id;
     ncclResult_t rc;
@@ -443,8 +444,8 @@ comm_nccl(struct comm *boot, int device, void *stream, double timeout,
         boot->destroy(boot);
         return NULL;
     }
-    /* (Give boot no watchdog: MPI's would not see the GPU's waits; this
-     * one does.) */
+    /* (Boot's watchdog sees only boot's own collectives and the ranks
+     * that go; this one watches the GPU's waits.) */
     n->boot = boot;
     n->base = *n->boot; /* rank, world, local rank */
     memset(n->base.sent, 0, sizeof(n->base.sent));
@@ -473,12 +474,8 @@ comm_nccl(struct comm *boot, int device, void *stream, double timeout,
                                n->base.rank)) != ncclSuccess)
         return fail(n, err, err_len, "ncclCommInitRank",
                     ncclGetErrorString(rc));
-    /* The layout, from boot's groups. */
-    full.tp = n->boot->group_size(n->boot, COMM_TP);
-    full.sharding = n->boot->group_size(n->boot, COMM_SHARDING);
-    full.dp = n->boot->group_size(n->boot, COMM_DP);
-    full.pp = n->boot->group_size(n->boot, COMM_PP);
-    comm_layout_split(&full, n->base.rank, color, key);
+    /* The layout and placement of boot's groups. */
+    comm_layout_split(&n->boot->layout, n->base.rank, color, key);
     for (int g = 0; g < COMM_N_GROUPS; g++) {
         n->size[g] = n->boot->group_size(n->boot, (enum comm_group)g);
         n->coord[g] = n->boot->group_rank(n->boot, (enum comm_group)g);

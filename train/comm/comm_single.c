@@ -30,19 +30,45 @@ comm_layout_split(const struct comm_layout *l, int rank,
                   int color[COMM_N_GROUPS], int key[COMM_N_GROUPS])
 {
     int tp = l->tp, sh = l->sharding, dp = l->dp, pp = l->pp;
-    /* rank = r_tp + tp * (r_sh + sh * (r_dp + dp * r_pp)) */
-    int r_tp = rank % tp, r_sh = rank / tp % sh, r_dp = rank / (tp * sh) % dp;
-    int r_pp = rank / (tp * sh * dp);
+    int r_tp = rank % tp, r_sh, r_dp, r_pp, rest = rank / tp;
 
+    /* inter_first: rank = r_tp + tp (r_sh + sh (r_dp + dp r_pp));
+     * intra_first: rank = r_tp + tp (r_pp + pp (r_sh + sh r_dp)). */
+    if (l->placement == COMM_INTRA_FIRST) {
+        r_pp = rest % pp, r_sh = rest / pp % sh, r_dp = rest / (pp * sh);
+    } else {
+        r_sh = rest % sh, r_dp = rest / sh % dp, r_pp = rest / (sh * dp);
+    }
+    /* A group's color: the coordinates its members share, in one number
+     * (the same for every placement). */
     color[COMM_WORLD] = 0, key[COMM_WORLD] = rank;
-    color[COMM_TP] = rank / tp, key[COMM_TP] = r_tp;
+    color[COMM_TP] = r_sh + sh * (r_dp + dp * r_pp), key[COMM_TP] = r_tp;
     color[COMM_SHARDING] = r_tp + tp * (r_dp + dp * r_pp);
     key[COMM_SHARDING] = r_sh;
     color[COMM_DP] = r_tp + tp * (r_sh + sh * r_pp), key[COMM_DP] = r_dp;
-    color[COMM_PP] = rank % (tp * sh * dp), key[COMM_PP] = r_pp;
-    color[COMM_EMBEDDING] =
-        r_pp == 0 || r_pp == pp - 1 ? rank % (tp * sh * dp) : -1;
+    color[COMM_PP] = r_tp + tp * (r_sh + sh * r_dp), key[COMM_PP] = r_pp;
+    color[COMM_EMBEDDING] = r_pp == 0 || r_pp == pp - 1 ? color[COMM_PP] : -1;
     key[COMM_EMBEDDING] = r_pp;
+}
+
+int
+comm_layout_resolve(struct comm_layout *l, int world, const char *launcher,
+                    char *err, size_t err_len)
+{
+    int tp = l->tp, sh = l->sharding, dp = l->dp, pp = l->pp;
+
+    if (dp == 0 && tp > 0 && sh > 0 && pp > 0 && world % (tp * sh * pp) == 0)
+        dp = world / (tp * sh * pp);
+    if (tp < 1 || sh < 1 || dp < 1 || pp < 1 ||
+        (long long)tp * sh * dp * pp != world) {
+        snprintf(err, err_len,
+                 "the layout tp %d x sharding %d x dp %d x pp %d does not "
+                 "make the %d ranks %s started",
+                 l->tp, l->sharding, l->dp, l->pp, world, launcher);
+        return -1;
+    }
+    l->dp = dp;
+    return 0;
 }
 
 const char *
@@ -230,6 +256,8 @@ single_destroy(struct comm *c)
 
 static struct comm the_single = {
     .name = "single",
+    .launcher = "nothing",
+    .layout = { 1, 1, 1, 1, COMM_INTER_FIRST },
     .rank = 0,
     .world = 1,
     .group_size = single_group_size,

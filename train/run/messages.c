@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "run.h"
 
 int g_rank, g_world = 1;
@@ -41,6 +42,7 @@ fatal(const char *fmt, ...)
 {
     va_list ap;
 
+    comm_exiting(); /* the other ranks learn of it without our watchdog */
     if (g_world > 1)
         fprintf(stderr, "train: rank %d: ", g_rank);
     else
@@ -49,7 +51,8 @@ fatal(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    exit(1); /* without MPI_Finalize: mpirun ends the other ranks */
+    exit(1); /* without MPI_Finalize: the watchdog of rank 0, or mpirun,
+              * ends the other ranks */
 }
 
 void
@@ -57,6 +60,7 @@ usage_error(const char *fmt, ...)
 {
     va_list ap;
 
+    comm_exiting();
     /* Every rank checks the same arguments: one message is enough.  The
      * others wait a moment, so that mpirun (which ends the job at the
      * first exit) does not stop rank 0 before it has said why. */

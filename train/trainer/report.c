@@ -116,10 +116,23 @@ report_start(const struct run *r)
              params_count(model_table(r->m)), model_table(r->m)->total,
              model_activation_bytes(r->m) / 1e6, r->accumulate);
     log_peak(r);
-    log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage %d) "
-             "x data parallel %d x pipeline %d, this rank's data slice %d",
-             g_world, r->comm->name, r->tp, r->sh, r->a.sharding_stage, r->dp,
-             r->pp, r->replica);
+    {
+        char how[160];
+
+        if (g_world > 1)
+            snprintf(how, sizeof(how), "%s, started by %s, %s placement",
+                     r->comm->name, r->comm->launcher,
+                     r->comm->layout.placement == COMM_INTRA_FIRST
+                         ? "intra_first"
+                         : "inter_first");
+        else
+            snprintf(how, sizeof(how), "%s", r->comm->name);
+        log_info("ranks: %d (%s); tensor parallel %d x sharding %d (stage "
+                 "%d) x data parallel %d x pipeline %d, this rank's data "
+                 "slice %d",
+                 g_world, how, r->tp, r->sh, r->a.sharding_stage, r->dp, r->pp,
+                 r->replica);
+    }
     if (r->pp > 1) /* the idle share of 1F1B: (p - 1) / (m + p - 1) */
         log_info("pipeline: %d stages, %d micro-batches a step (1F1B): "
                  "bubble fraction %.3f",

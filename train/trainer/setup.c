@@ -28,40 +28,64 @@
 int
 launcher_rank(void)
 {
-    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+    /* mpirun's, srun's with PMIx or PMI, torchrun's, srun's. */
+    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                        "PMI_RANK", "RANK", "SLURM_PROCID" };
 
-    if (env_rank == NULL)
-        env_rank = getenv("PMIX_RANK");
-    if (env_rank == NULL)
-        env_rank = getenv("PMI_RANK");
-    return env_rank ? atoi(env_rank) : 0;
+    for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
+        const char *v = getenv(vars[i]);
+
+        if (v == NULL || (i == 3 && getenv("WORLD_SIZE") == NULL) ||
+            (i == 4 && getenv("SLURM_STEP_ID") == NULL))
+            continue;
+        return (int)strtol(v, NULL, 10);
+    }
+    return 0;
 }
 
-/* The ranks: one without mpirun, else MPI with the layout's groups.  Only
- * data parallelism runs so far; the other degrees are refused clearly. */
+/* The ranks: one when started plainly; MPI under mpirun (or srun with
+ * PMIx); TCP sockets where srun or torchrun started them without MPI
+ * (comm_launch_env()); each cut into the layout's groups. */
 static void
 setup_comm(struct run *r)
 {
     const struct train_args *a = &r->a;
-    struct comm_layout l = { a->tp, a->sharding_degree, a->dp, a->pp };
-    char err[512];
+    struct comm_layout l = { a->tp, a->sharding_degree, a->dp, a->pp,
+                             strcmp(a->placement, "intra_first") == 0
+                                 ? COMM_INTRA_FIRST
+                                 : COMM_INTER_FIRST };
+    struct comm_launch env;
+    char err[1024];
+    int rc, usage;
 
-    g_rank = launcher_rank(); /* until MPI says */
+    g_rank = launcher_rank(); /* until the communicator says */
     if (comm_launched_by_mpi()) {
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
             usage_error("%s", err);
+    } else if ((rc = comm_launch_env(&env, err, sizeof(err))) != 0) {
+        if (rc < 0)
+            usage_error("%s", err);
+        g_world = env.world;
+        r->comm = comm_tcp(&env, &l, a->comm_timeout, &usage, err, sizeof(err));
+        if (r->comm == NULL && usage)
+            usage_error("%s", err);
+        if (r->comm == NULL)
+            fatal("%s", err);
     } else {
         int want = a->tp * a->pp * a->sharding_degree * (a->dp ? a->dp : 1);
 
         if (want != 1)
             usage_error("this layout needs %d ranks: start it with mpirun "
-                        "-np %d (or make train NP=%d)",
-                        want, want, want);
+                        "-np %d, srun -n %d or torchrun --nproc-per-node %d "
+                        "--no-python (or make train NP=%d)",
+                        want, want, want, want, want);
         r->comm = comm_single();
     }
     g_rank = r->comm->rank;
     g_world = r->comm->world;
+    if (r->comm->note[0] != '\0')
+        log_info("%s", r->comm->note);
     r->dp = r->comm->group_size(r->comm, COMM_DP);
     r->dp_rank = r->comm->group_rank(r->comm, COMM_DP);
     r->sh = r->comm->group_size(r->comm, COMM_SHARDING);
