@@ -29,19 +29,19 @@ static const struct {
     const char *name; /* a substring of cudaDeviceProp.name */
     int mhz;
 } datasheet[] = {
-    { "H100 NVL", 0 },    /* no quoted clock: the maximum */
+    { "H100 NVL", 0 },     /* no quoted clock: the maximum */
     { "H100 PCIe", 1620 }, /* 756 TFLOP/s: 114 SMs */
-    { "H100", 1830 }, /* "H100 80GB HBM3", "H100 SXM5 ..." */
-    { "H200", 1830 },
-    { "GH200", 1830 },
-    { "H800", 1830 },
-    { "A100", 1410 },
-    { "A800", 1410 },
+    { "H100", 1830 },      /* "H100 80GB HBM3", "H100 SXM5 ..." */
+    { "H200", 1830 },      /* H100's SMs and clocks, more memory */
+    { "GH200", 1830 },     /* Grace Hopper's GPU */
+    { "H800", 1830 },      /* H100 with less NVLink */
+    { "A100", 1410 },      /* 312 TFLOP/s bf16: 108 SMs */
+    { "A800", 1410 },      /* A100 with less NVLink */
 };
 
 int
-peak_gpu(const char *name, int cc, int sms, int clock_khz,
-         enum ops_dtype dtype, int tf32, struct gpu_peak *p)
+peak_gpu(const char *name, int cc, int sms, int clock_khz, enum ops_dtype dtype,
+         int tf32, struct gpu_peak *p)
 {
     struct gpu_peak q;
     size_t i;

@@ -95,8 +95,8 @@ load_checkpoint_weights(struct run *r, const char *dir, const char *flag)
     struct tensor_io io;
 
     tensors_open(&io, r, 0);
-    if (ckpt_load_tensors(dir, &r->cfg, &io.ct, 0, &r->st, err,
-                          sizeof(err)) < 0)
+    if (ckpt_load_tensors(dir, &r->cfg, &io.ct, 0, &r->st, err, sizeof(err)) <
+        0)
         fatal("%s: cannot evaluate %s: %s", flag, dir, err);
     tensors_close(&io);
 }
