@@ -145,7 +145,7 @@ parse_file(const char *path, struct json_object **out, struct ds_err *err)
     }
     o = json_tokener_parse_ex(jt, buf, (int)len);
     je = json_tokener_get_error(jt);
-    if (o != NULL && je == json_tokener_success) {
+    if (je == json_tokener_success) { /* o is NULL for a JSON null */
         /* Only blanks may follow the value. */
         for (size_t i = json_tokener_get_parse_end(jt); i < len; i++)
             if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' &&
@@ -166,6 +166,11 @@ parse_file(const char *path, struct json_object **out, struct ds_err *err)
     }
     json_tokener_free(jt);
     free(buf);
+    if (o == NULL) /* NULL out is a missing file */
+        return ds_err_set(err, DS_EFORMAT,
+                          "'%s' is not a dataset sidecar (null, not a JSON "
+                          "object)",
+                          path);
     *out = o;
     return 0;
 }

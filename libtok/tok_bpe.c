@@ -735,8 +735,9 @@ parse_vocab(struct tok_bpe *b, const char *data, size_t len, const char *name,
         rc = tok_err_set(
             err, TOK_EFORMAT,
             "vocab '%s' line %zu column %zu: invalid JSON: %s", name, line, col,
-            je == json_tokener_continue ? "unexpected end of file"
-                                        : json_tokener_error_desc(je));
+            je == json_tokener_continue  ? "unexpected end of file"
+            : je == json_tokener_success ? "null, not an object"
+                                         : json_tokener_error_desc(je));
         goto out;
     }
     for (; end < len; end++) {

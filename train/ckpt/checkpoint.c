@@ -276,8 +276,9 @@ parse_json(const char *s, size_t len, char *why, size_t whylen)
     json_tokener_free(tok);
     if (obj == NULL || je != json_tokener_success) {
         snprintf(why, whylen, "invalid JSON at byte %zu: %s", end,
-                 je == json_tokener_continue ? "unexpected end"
-                                             : json_tokener_error_desc(je));
+                 je == json_tokener_continue  ? "unexpected end"
+                 : je == json_tokener_success ? "null, not an object"
+                                              : json_tokener_error_desc(je));
         json_object_put(obj);
         return NULL;
     }

@@ -353,8 +353,9 @@ parse_object(const char *path, const char *text, size_t len,
     if (o == NULL || je != json_tokener_success) {
         json_object_put(o);
         fail(err, "'%s': not valid JSON at byte %zu: %s", path, end,
-             je == json_tokener_continue ? "unexpected end of file"
-                                         : json_tokener_error_desc(je));
+             je == json_tokener_continue  ? "unexpected end of file"
+             : je == json_tokener_success ? "null, not an object"
+                                          : json_tokener_error_desc(je));
         return NULL;
     }
     while (end < len && (text[end] == ' ' || text[end] == '\t' ||
