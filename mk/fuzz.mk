@@ -68,10 +68,15 @@ $(FUZZ_LIBTRAIN): $(FUZZ_TRAIN_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 $(FUZZ_LIBTOK) $(FUZZ_LIBDATA) $(FUZZ_LIBTRAIN):
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-# A target is its harness over the libraries; wwm and json add the
-# tools' code they test, the trainer's targets libtrain.
+# A target is its harness over the libraries; wwm, json and gen_prompts
+# add the tools' code they test, the trainer's targets libtrain.
 $(FUZZ_BUILD)/fuzz_wwm: $(FUZZ_BUILD)/obj/tools/wwm.o
 $(FUZZ_BUILD)/fuzz_json: $(FUZZ_BUILD)/obj/tools/cli_json.o
+$(FUZZ_BUILD)/fuzz_gen_prompts: $(FUZZ_BUILD)/obj/tools/gen_reader.o \
+	$(CLI_OBJS:$(BUILD)/tools/%=$(FUZZ_BUILD)/obj/tools/%)
+$(FUZZ_BUILD)/obj/tools/cli_path.o: FUZZ_CFLAGS += \
+	-DERNIEKIT_TOOLDIR_REL='"$(TOOLDIR_REL)"' \
+	-DERNIEKIT_DATADIR_REL='"$(DATADIR_REL)"'
 $(FUZZ_BUILD)/fuzz_jieba_cut: | $(JIEBA_MODEL)
 $(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/fuzz_%): $(FUZZ_LIBTRAIN)
 $(FUZZ_TRAIN_TARGETS:%=$(FUZZ_BUILD)/fuzz_%): FUZZ_LIBS = $(FUZZ_TRAIN_LIBS)

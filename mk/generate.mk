@@ -7,7 +7,7 @@
 
 GENERATE := $(BUILD)/generate
 GENERATE_OBJS := $(BUILD)/tools/generate.o $(BUILD)/tools/gen_text.o \
-	$(BUILD)/tools/gen_mask.o
+	$(BUILD)/tools/gen_mask.o $(BUILD)/tools/gen_reader.o
 
 $(GENERATE_OBJS): ALL_CFLAGS += $(TRAIN_CFLAGS)
 $(GENERATE): $(GENERATE_OBJS) $(CLI_OBJS) $(LIBTRAIN) $(LIBDATA) $(LIBTOK)

@@ -24,6 +24,11 @@ $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o \
 # live with the tools.
 $(BUILD)/tests/replay_wwm: $(BUILD)/tools/wwm.o
 $(BUILD)/tests/replay_json: $(BUILD)/tools/cli_json.o
+# generate's input reader, over the tools' common code.
+$(BUILD)/tests/replay_gen_prompts: $(BUILD)/tests/fuzz/fuzz_gen_prompts.o \
+		$(BUILD)/tests/fuzz/fuzz_replay.o $(BUILD)/tools/gen_reader.o \
+		$(CLI_OBJS) $(LIBDATA) $(LIBTOK)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDATA_LIBS) $(REQ_LIBS)
 
 $(BUILD)/tests/fuzz/fuzz_replay.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "gen_reader.h"
 #include "generate/gen_load.h"
 #include "generate/gen_search.h"
 
@@ -38,34 +39,6 @@ struct gen_opts {
     int threads;
 };
 
-/* One prompt or text: a copy of its text, where it comes from. */
-struct gen_record {
-    char *text;
-    size_t len;
-    const char *source; /* the input's name, "-p" for a prompt flag */
-    uint64_t line;      /* 1-based; the flag's number for -p */
-    uint64_t index;     /* 0-based, over all the inputs */
-};
-
-struct gen_reader;
-
-/* gen_reader_new: the records of the -p prompts, then of the files (none,
- * or "-": standard input).  NULL when out of memory. */
-struct gen_reader *gen_reader_new(const struct gen_opts *o, int argc,
-                                  char **argv);
-void gen_reader_free(struct gen_reader *r);
-
-/* gen_reader_next: the next record into *rec (its text owned by the
- * caller: free()).  Returns 1, 0 at the end of every input, or -1 after a
- * warning (an input that cannot be read, a bad JSONL record); reading
- * goes on after an error. */
-int gen_reader_next(struct gen_reader *r, struct gen_record *rec);
-
-/* gen_reader_ready: whether the next record can be read without waiting
- * (standard input from a terminal or a pipe: a line is there already);
- * a batch is run as soon as this is false. */
-bool gen_reader_ready(struct gen_reader *r);
-
 /* The commands' two jobs; each returns the exit status. */
 int gen_text_run(const struct gen_opts *o, struct gen_checkpoint *c,
                  const struct ops *ops, struct gen_reader *rd,
@@ -79,10 +52,6 @@ int gen_mask_run(const struct gen_opts *o, struct gen_checkpoint *c,
 int gen_json_ids(struct tok_buf *b, const int32_t *ids, size_t n);
 /* printf into b; -1 when out of memory. */
 int gen_buf_printf(struct tok_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* gen_record_error: warn "<source>:<line>: <msg>" about a record. */
-void gen_record_error(const struct gen_record *rec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif /* GENERATE_H */

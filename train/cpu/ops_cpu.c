@@ -820,8 +820,8 @@ head_at(const float *qkv, int bh, int T, int C, int NH, int h0, int NH_all)
 
 /* Softmax of one row of scores in place over its first n_keys entries
  * (the rest, causally masked, become exactly 0), after adding bias. */
-CLONES void
-cpu_softmax_row(float *row, const float *bias, int n_keys, int T)
+CLONES static void
+softmax_row(float *row, const float *bias, int n_keys, int T)
 {
     float max = -INFINITY, sum = 0.0f, inv;
 
@@ -844,6 +844,14 @@ cpu_softmax_row(float *row, const float *bias, int n_keys, int T)
         row[j] *= inv;
     for (int j = n_keys; j < T; j++)
         row[j] = 0.0f;
+}
+
+/* For ops_cpu_kv.c: a cloned function is called through its resolver
+ * only from its own file (clang binds other files' calls to no clone). */
+void
+cpu_softmax_row(float *row, const float *bias, int n_keys, int T)
+{
+    softmax_row(row, bias, n_keys, T);
 }
 
 /* out_h = dropped(att_h) . v_h.  The dropped probabilities go through a
@@ -901,7 +909,7 @@ cpu_f32_attention_fwd(float *out, float *att, const float *qkv,
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, alpha,
                     hd.q, 3 * C, hd.k, 3 * C, 0.0f, att_h, T);
         for (int i = 0; i < T; i++)
-            cpu_softmax_row(att_h + (size_t)i * T, bias, causal ? i + 1 : T, T);
+            softmax_row(att_h + (size_t)i * T, bias, causal ? i + 1 : T, T);
         if (p > 0.0f)
             attention_pv_dropped(out_h, att_h, &hd, T, C, causal, p, seed);
         else
