@@ -54,9 +54,7 @@ for _ in $(seq "$ROUNDS"); do
     for b in $BATCHES; do
         for n in 1 2; do
             for side in ours peer; do
-                q=$($VENV/bin/python bench/train_cpu_torch.py quiet "$QUIET")
-                waited=$((waited + ${q% *}))
-                [ "${q#* }" = idle ] || busy=$((${busy:-0} + 1))
+                wait_quiet
                 $side $n $b >> "$work/runs.txt"
             done
         done

@@ -45,6 +45,15 @@ best_time() {
     echo "$best"
 }
 
+# wait_quiet: wait (at most $QUIET seconds) for the machine to look idle
+# before a timed run (bench/train_cpu_torch.py quiet), adding the seconds
+# waited to $waited and counting in $busy the runs that started busy.
+wait_quiet() {
+    q=$($VENV/bin/python bench/train_cpu_torch.py quiet "$QUIET")
+    waited=$((${waited:-0} + ${q% *}))
+    [ "${q#* }" = idle ] || busy=$((${busy:-0} + 1))
+}
+
 # AWK_MEDIAN: an awk function for the scripts' tables, put before their
 # program: med(k, col), the median of v[k, 1..cnt[k], col].
 AWK_MEDIAN='

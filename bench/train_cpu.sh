@@ -134,9 +134,7 @@ for _ in $(seq "$ROUNDS"); do
     for m in ernie gpt; do
         for n in 1 2; do
             for side in ours torch; do
-                q=$($VENV/bin/python $H quiet "$QUIET")
-                waited=$((waited + ${q% *}))
-                [ "${q#* }" = idle ] || busy=$((${busy:-0} + 1))
+                wait_quiet
                 $side $m $n >> "$work/runs.txt"
             done
         done
