@@ -219,7 +219,10 @@ void comm_exiting(void);
 /* comm_nccl: the NCCL backend (GPU buffers) over boot, a CPU
  * communicator (comm_mpi() or comm_tcp(): the layout and the bootstrap,
  * which carries NCCL's unique id: comm_share_id()) which it takes over
- * (its destroy() destroys boot, also on failure).  device: the GPU the
+ * (its destroy() destroys boot).  On failure boot is left as it is: the
+ * caller exits without destroying it (no goodbye to the watchdog, no
+ * MPI_Finalize), so that the other ranks, which may wait for this one in
+ * NCCL's init, are stopped by the watchdog or mpirun.  device: the GPU the
  * compute backend chose (ops->device; -1: boot's local rank modulo the
  * GPUs visible), which no other rank of the node may use
  * (comm_gpu_unique()); stream: the compute
@@ -233,7 +236,7 @@ void comm_exiting(void);
  * aborts every NCCL communicator (ncclCommAbort()) before the rank stops.
  * In builds with NCCL and the CUDA backend (train/comm/comm_nccl.c); else
  * train/comm/comm_nccl_stub.c, which says NCCL is not built.  Returns
- * NULL with a message in err. */
+ * NULL with a message in err on failure. */
 struct comm *comm_nccl(struct comm *boot, int device, void *stream,
                        double timeout, char *err, size_t err_len);
 

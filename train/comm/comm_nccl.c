@@ -560,14 +560,14 @@ nccl_barrier(struct comm *c, enum comm_group g)
     return 0;
 }
 
+/* Free what n holds.  ok: the end of a run (the communicators destroyed
+ * once the stream is done, boot destroyed: MPI_Finalize, or the sockets'
+ * goodbye); else a failed setup: the communicators aborted (peers may
+ * wait for this rank in them) and boot left to the caller, who exits. */
 static void
-nccl_destroy(struct comm *c)
+release(struct comm_nccl *n, int ok)
 {
-    struct comm_nccl *n = (struct comm_nccl *)c;
-
-    if (n == NULL)
-        return;
-    if (n->stream)
+    if (ok && n->stream)
         cudaStreamSynchronize(n->stream);
     if (n->thread_started) {
         atomic_store(&n->stop, 1);
@@ -576,7 +576,7 @@ nccl_destroy(struct comm *c)
     comm_watch_on_stop(NULL, NULL);
     for (int g = 0; g < COMM_N_GROUPS; g++)
         if (n->group[g] != NULL)
-            ncclCommDestroy(n->group[g]);
+            (ok ? ncclCommDestroy : ncclCommAbort)(n->group[g]);
     for (int i = 0; i < RING; i++) {
         if (n->ring[i].start)
             cudaEventDestroy(n->ring[i].start);
@@ -589,17 +589,29 @@ nccl_destroy(struct comm *c)
         cudaEventDestroy(n->mark);
     if (n->stream)
         cudaStreamDestroy(n->stream);
-    if (n->boot)
+    if (ok && n->boot)
         n->boot->destroy(n->boot); /* MPI_Finalize, or the sockets */
     free(n);
 }
 
+static void
+nccl_destroy(struct comm *c)
+{
+    if (c != NULL)
+        release((struct comm_nccl *)c, 1);
+}
+
+/* A failed setup: err, and boot left as it is.  (Destroying it would
+ * tell the other ranks that this one finished well (the watchdog's
+ * goodbye) while they may wait for it in NCCL's init, and MPI_Finalize
+ * may wait for them: the caller exits instead, and they learn of it
+ * when its connections close, or from mpirun.) */
 static struct comm *
 fail(struct comm_nccl *n, char *err, size_t err_len, const char *what,
      const char *why)
 {
     snprintf(err, err_len, "NCCL backend: %s: %s", what, why);
-    nccl_destroy(&n->base);
+    release(n, 0);
     return NULL;
 }
 
@@ -617,8 +629,7 @@ comm_nccl(struct comm *boot, int device, void *stream, double timeout,
     cudaError_t ce;
 
     if (n == NULL) {
-        snprintf(err, err_len, "out of memory");
-        boot->destroy(boot);
+        snprintf(err, err_len, "NCCL backend: out of memory");
         return NULL;
     }
     n->boot = boot;

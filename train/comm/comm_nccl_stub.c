@@ -17,6 +17,5 @@ comm_nccl(struct comm *boot, int device, void *stream, double timeout,
              "%d ranks on GPUs need NCCL, which this build has not (make "
              "config shows why)",
              boot->world);
-    boot->destroy(boot);
-    return NULL;
+    return NULL; /* (boot left to the caller, as comm_nccl's) */
 }

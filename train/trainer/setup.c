@@ -56,9 +56,7 @@ setup_comm(struct run *r)
                                  : COMM_INTER_FIRST };
     struct comm_launch env;
     char err[1024];
-    int rc, usage;
-
-    int by_mpi = comm_launched_by_mpi();
+    int rc, usage, by_mpi = comm_launched_by_mpi();
 
     g_rank = launcher_rank(); /* until the communicator says */
     rc = by_mpi ? 0 : comm_launch_env(&env, err, sizeof(err));
@@ -236,10 +234,14 @@ open_backend(struct run *r)
 
         /* Every group over NCCL, on this rank's GPU, after the compute
          * stream; the CPU communicator carries its unique id. */
-        r->comm = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
-                            a->comm_timeout, err, sizeof(err));
-        if (r->comm == NULL)
+        struct comm *nccl = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
+                                      a->comm_timeout, err, sizeof(err));
+
+        /* (On failure the CPU one is left undestroyed: fatal() exits, and
+         * the other ranks learn of it when its connections close.) */
+        if (nccl == NULL)
             fatal("--device %s: %s", a->device, err);
+        r->comm = nccl;
         log_info("%d ranks on GPUs: %s", g_world, comm_kind_name(kind));
     }
 }
