@@ -24,9 +24,17 @@ TRAIN_PROG_SRCS := train/main.c $(wildcard $(TRAIN_PROG_DIRS:%=train/%/*.c))
 # ops_cuda() is a stub that says so.  ops_open() (ops_select.c) chooses
 # the backend.
 LIBTRAIN_SRCS := $(filter-out $(TRAIN_PROG_SRCS) train/comm/comm_nccl.c \
-	train/cuda/%,$(wildcard train/*/*.c)) train/ops_select.c
+	train/comm/comm_nccl_stub.c train/cuda/%,$(wildcard train/*/*.c)) \
+	train/ops_select.c
 ifneq ($(HAVE_CUDA_BACKEND),1)
 LIBTRAIN_SRCS += train/ops_cuda_stub.c
+endif
+# NCCL (several ranks on GPUs: comm_nccl()) where the CUDA backend and
+# NCCL are both built; elsewhere a stub that says NCCL is not built.
+ifeq ($(HAVE_NCCL)$(HAVE_CUDA_BACKEND),11)
+LIBTRAIN_SRCS += train/comm/comm_nccl.c
+else
+LIBTRAIN_SRCS += train/comm/comm_nccl_stub.c
 endif
 # Objects go under build/libtrain/, so build/train can be the tool.
 LIBTRAIN_OBJS := $(LIBTRAIN_SRCS:train/%.c=$(BUILD)/libtrain/%.o)
@@ -73,18 +81,24 @@ $(BUILD)/libtrain/log/tb_events.o $(BUILD)/libtrain/log/vdl_records.o \
 # reconfigure) rebuilds the backend.
 $(BUILD)/libtrain/comm/comm_mpi.o: $(CONFIG_MK)
 
-# NCCL (GPU buffers; CUDA toolkit), with MPI for the bootstrap: built and
-# linked into its test here, run by `make test-gpu` on a machine with GPUs.
+# NCCL (GPU buffers; CUDA toolkit) in libtrain (above), its bootstrap over
+# MPI or the TCP rendezvous; its own test (MPI for the bootstrap) built and
+# linked here, run by `make test-gpu` on a machine with GPUs.
 CUDA_HOME ?= /usr/local/cuda
-ifeq ($(HAVE_NCCL)$(HAVE_MPI),11)
 # -isystem: nccl.h's old-style prototypes are CUDA's, not ours (DEVELOPER=1).
 NCCL_CFLAGS := -isystem $(CUDA_HOME)/include
 NCCL_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl \
 	-lcudart
-TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
 $(BUILD)/libtrain/comm/comm_nccl.o: train/comm/comm_nccl.c $(CONFIG_MK)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) -c -o $@ $<
+ifeq ($(HAVE_NCCL)$(HAVE_CUDA_BACKEND),11)
+# (Recorded only where something links comm_nccl(): the train tool.)
+LIBTRAIN_LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	-Wl,--push-state,--as-needed -lnccl -lcudart -Wl,--pop-state
+endif
+ifeq ($(HAVE_NCCL)$(HAVE_MPI),11)
+TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
 $(BUILD)/tests/comm/test_comm_nccl.o: tests/comm/test_comm.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) \

@@ -64,6 +64,10 @@ struct comm {
     int local_rank;
     char error[256];
     char note[256]; /* something for the log (rank 0 says it), or "" */
+    /* The watchdog of the CPU backends (train/comm/comm_int.h), which a
+     * communicator built over this one (NCCL) tells of its waits; NULL:
+     * none. */
+    struct comm_watch *watch;
     /* Bytes this rank sent, per group, as the ring algorithms send them
      * (what NCCL's tests call bus bytes): all-reduce 2 (n-1)/n x S,
      * reduce-scatter and all-gather (n-1)/n x S (S the whole buffer),
@@ -214,15 +218,75 @@ void comm_exiting(void);
 
 /* comm_nccl: the NCCL backend (GPU buffers) over boot, a CPU
  * communicator (comm_mpi() or comm_tcp(): the layout and the bootstrap,
- * which carries NCCL's unique id) which it takes over (its destroy() destroys boot, also on failure).  device: the GPU
- * the compute backend chose (ops->device; -1: boot's local rank modulo
- * the GPUs visible); stream: the compute backend's queue (ops->queue()),
- * so collectives are ordered after the ops queued before them (NULL: a
- * stream of its own).  In builds with NCCL and MPI only
- * (train/comm/comm_nccl.c, not in libtrain: it needs the CUDA runtime).
- * Returns NULL with a message in err. */
+ * which carries NCCL's unique id: comm_share_id()) which it takes over
+ * (its destroy() destroys boot).  On failure boot is left as it is: the
+ * caller exits without destroying it (no goodbye to the watchdog, no
+ * MPI_Finalize), so that the other ranks, which may wait for this one in
+ * NCCL's init, are stopped by the watchdog or mpirun.  device: the GPU the
+ * compute backend chose (ops->device; -1: boot's local rank modulo the
+ * GPUs visible), which no other rank of the node may use
+ * (comm_gpu_unique()); stream: the compute
+ * backend's queue (ops->queue(); NULL: the legacy default stream): the
+ * collectives run on a stream of their own, each after the compute work
+ * queued before it (a CUDA event), and the compute work queued after a
+ * collective, or after wait_all() for the started ones, waits for it
+ * (an event again; the host does not wait).  The watchdog: a thread
+ * follows the collectives' events and tells boot's watchdog (--comm_timeout
+ * across ranks) what the GPU waits in, polls ncclCommGetAsyncError(), and
+ * aborts every NCCL communicator (ncclCommAbort()) before the rank stops.
+ * In builds with NCCL and the CUDA backend (train/comm/comm_nccl.c); else
+ * train/comm/comm_nccl_stub.c, which says NCCL is not built.  Returns
+ * NULL with a message in err on failure. */
 struct comm *comm_nccl(struct comm *boot, int device, void *stream,
                        double timeout, char *err, size_t err_len);
+
+/* Which communicator a run gets (comm_select()): one rank; MPI (mpirun,
+ * srun with PMIx) or TCP (srun, torchrun) for CPU buffers; NCCL for GPU
+ * buffers on several ranks, its unique id carried by MPI or by the TCP
+ * rendezvous. */
+enum comm_kind {
+    COMM_KIND_SINGLE,
+    COMM_KIND_MPI,
+    COMM_KIND_TCP,
+    COMM_KIND_NCCL_MPI,
+    COMM_KIND_NCCL_TCP
+};
+
+/* comm_select: by_mpi, whether MPI started the ranks
+ * (comm_launched_by_mpi()); by_env, whether srun's or torchrun's
+ * variables did (comm_launch_env() 1); world, the ranks; gpu_device, the
+ * compute backend's GPU (-1: the CPU). */
+enum comm_kind comm_select(int by_mpi, int by_env, int world, int gpu_device);
+const char *comm_kind_name(enum comm_kind k);
+
+/* Where a rank computes: its node and its GPU (the GPU's UUID: the same
+ * GPU whatever CUDA_VISIBLE_DEVICES numbers it), as comm_nccl() gathers
+ * them from every rank.  Its size is even (moved as 16-bit elements). */
+struct comm_gpu_place {
+    char host[64];          /* gethostname(), NUL-padded */
+    unsigned char uuid[16]; /* cudaDeviceProp.uuid */
+    int device;             /* the ordinal this rank uses */
+};
+
+/* comm_gpu_gather: all[r] = rank r's place, for every rank of boot's
+ * world (all has world entries; mine is this rank's).  0, or -1 with
+ * err. */
+int comm_gpu_gather(struct comm *boot, const struct comm_gpu_place *mine,
+                    struct comm_gpu_place *all, char *err, size_t len);
+
+/* comm_gpu_unique: 0 when no two ranks of all[0..world) use one GPU
+ * of one node; else -1 with err naming the first two that do, their node
+ * and its ranks, the gpus this rank sees, and the launcher options that
+ * fix it (NCCL refuses two ranks on one GPU).  Every rank gets the same
+ * answer. */
+int comm_gpu_unique(const struct comm_gpu_place *all, int world, int gpus,
+                    char *err, size_t len);
+
+/* comm_share_id: world rank 0's bytes id[0..bytes) (NCCL's unique id) to
+ * every rank over boot (MPI's broadcast, or the TCP rendezvous' mesh).
+ * 0, or -1 with err. */
+int comm_share_id(struct comm *boot, void *id, size_t bytes, char *err,
+                  size_t len);
 
 /* comm_layout_split: the groups of world rank `rank` in layout l (all
  * degrees resolved, dp > 0): for each group, the color shared by its

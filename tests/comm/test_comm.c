@@ -4,8 +4,10 @@
  * computed on the host: every collective of comm.h (blocking and
  * nonblocking all-reduce, reduce-scatter and all-gather, ranges of unequal
  * length, of fp32 and of 16-bit elements, broadcast, a ring of sends),
- * the groups of the layout given as "tp sharding dp pp [intra_first]"
- * arguments, the bytes counted as sent.  Built three times: test_comm_mpi
+ * NCCL's unique id sent from rank 0 over the CPU communicators (a fake
+ * 128-byte one) and the ranks' GPUs gathered and checked as comm_nccl()
+ * does (fake ones), the groups of the layout given as "tp sharding dp pp
+ * [intra_first]" arguments, the bytes counted as sent.  Built three times: test_comm_mpi
  * (comm_mpi, host buffers; run by tests/train/parallel under mpirun on 3
  * and 4 ranks), with -DTEST_TCP test_comm_tcp (comm_tcp, started by RANK,
  * WORLD_SIZE, MASTER_ADDR and MASTER_PORT or by srun: also the sums' rank
@@ -172,6 +174,54 @@ main(int argc, char **argv)
                    c->group_rank(c, COMM_PP) == pp - 1),
               "the embedding group holds the first and last stages");
     }
+#ifndef TEST_NCCL
+    /* NCCL's unique id (128 bytes) as comm_nccl() sends it over this CPU
+     * communicator (MPI's, or the TCP rendezvous' mesh): world rank 0's
+     * bytes on every rank, here a fake id of rank 0's pattern. */
+    {
+        unsigned char id[128];
+        char why[512] = "";
+        int same = 1;
+
+        for (size_t i = 0; i < sizeof(id); i++)
+            id[i] = c->rank == 0 ? (unsigned char)(i * 13 + 5)
+                                 : (unsigned char)c->rank;
+        check(comm_share_id(c, id, sizeof(id), why, sizeof(why)) == 0, why);
+        for (size_t i = 0; i < sizeof(id); i++)
+            same &= id[i] == (unsigned char)(i * 13 + 5);
+        check(same, "the unique id of rank 0 reaches every rank");
+    }
+    /* Every rank's node and GPU, as comm_nccl() checks them: two
+     * "nodes" of distinct GPUs pass; ranks 0 and 1 on one GPU do not,
+     * on every rank alike. */
+    {
+        struct comm_gpu_place mine,
+            *all = calloc((size_t)c->world, sizeof(*all));
+        char why[768] = "";
+        int same = 1;
+
+        memset(&mine, 0, sizeof(mine));
+        snprintf(mine.host, sizeof(mine.host), "node%d", c->rank / 2);
+        memset(mine.uuid, c->rank + 1, sizeof(mine.uuid));
+        mine.device = c->rank % 2;
+        check(all != NULL &&
+                  comm_gpu_gather(c, &mine, all, why, sizeof(why)) == 0,
+              why);
+        for (int k = 0; all != NULL && k < c->world; k++)
+            same &= all[k].uuid[15] == k + 1 && all[k].device == k % 2 &&
+                    all[k].host[4] == '0' + k / 2;
+        check(same, "every rank's GPU gathered on every rank");
+        check(comm_gpu_unique(all, c->world, 2, why, sizeof(why)) == 0,
+              "distinct GPUs pass");
+        if (c->rank < 2)
+            memset(mine.uuid, 1, sizeof(mine.uuid));
+        check(comm_gpu_gather(c, &mine, all, why, sizeof(why)) == 0, why);
+        check(comm_gpu_unique(all, c->world, 2, why, sizeof(why)) < 0 &&
+                  strncmp(why, "ranks 0 and 1 share a GPU", 25) == 0,
+              "a shared GPU is refused on every rank");
+        free(all);
+    }
+#endif
     /* The rest runs over the data-parallel group. */
     G = COMM_DP;
     N = c->group_size(c, G);

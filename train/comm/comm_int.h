@@ -93,6 +93,12 @@ void comm_watch_busy(struct comm_watch *w, const char *what, enum comm_group g,
                      int size);
 void comm_watch_idle(struct comm_watch *w);
 
+/* comm_watch_on_stop: fn(arg) runs when a watch stops this rank, just
+ * before it exits (the NCCL backend aborts its communicators there, so
+ * that no GPU kernel is left waiting for a peer); NULL: nothing.  One
+ * hook per process. */
+void comm_watch_on_stop(void (*fn)(void *), void *arg);
+
 /* comm_watch_stop: say goodbye to the hub (or, on the hub, to every
  * rank), stop the thread, close the channel, free.  NULL: nothing. */
 void comm_watch_stop(struct comm_watch *w);

@@ -596,6 +596,7 @@ start_watch(struct comm_mpi *m, double timeout, char *err, size_t len)
                                 : rank == 0 ? ctl
                                             : &fd,
                                 timeout, err, len);
+    m->base.watch = m->watch;
     free(ctl);
     return m->watch != NULL ? 0 : -1;
 }

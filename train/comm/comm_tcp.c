@@ -820,6 +820,7 @@ comm_tcp(const struct comm_launch *env, const struct comm_layout *l,
     t->base.destroy = tcp_destroy;
     t->watch =
         comm_watch_start(env->rank, env->world, rd.ctl, timeout, err, err_len);
+    t->base.watch = t->watch;
     if (t->watch == NULL) {
         for (int r = 0; r < (env->rank == 0 ? env->world : 1); r++)
             if (rd.ctl[r] >= 0)

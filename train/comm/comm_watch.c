@@ -37,6 +37,28 @@
 
 static _Atomic int exiting; /* comm_exiting(): say nothing more */
 
+/* What runs before the watch stops this rank (comm_watch_on_stop()). */
+static void (*_Atomic stop_fn)(void *);
+static void *_Atomic stop_arg;
+
+void
+comm_watch_on_stop(void (*fn)(void *), void *arg)
+{
+    atomic_store(&stop_arg, arg);
+    atomic_store(&stop_fn, fn);
+}
+
+/* The process ends now (exit status 1), after the hook. */
+static void
+stop_now(void)
+{
+    void (*fn)(void *) = atomic_load(&stop_fn);
+
+    if (fn != NULL)
+        fn(atomic_load(&stop_arg));
+    _exit(1);
+}
+
 void
 comm_exiting(void)
 {
@@ -138,7 +160,7 @@ die(const char *text)
         return; /* the process ends on its own, saying why */
     k = write(STDERR_FILENO, text, strlen(text));
     (void)k;
-    _exit(1);
+    stop_now();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -265,7 +287,7 @@ hub_abort(struct comm_watch *w, const char *first, const char *reason)
     for (int r = 1; r < w->world; r++)
         if (w->peers[r].fd >= 0 && !w->peers[r].bye)
             send_now(w->peers[r].fd, line, strlen(line));
-    _exit(1);
+    stop_now();
 }
 
 /* ------------------------------------------------------------------------ */

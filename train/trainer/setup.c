@@ -56,23 +56,28 @@ setup_comm(struct run *r)
                                  : COMM_INTER_FIRST };
     struct comm_launch env;
     char err[1024];
-    int rc, usage;
+    int rc, usage, by_mpi = comm_launched_by_mpi();
 
     g_rank = launcher_rank(); /* until the communicator says */
-    if (comm_launched_by_mpi()) {
+    rc = by_mpi ? 0 : comm_launch_env(&env, err, sizeof(err));
+    if (rc < 0)
+        usage_error("%s", err);
+    /* The CPU communicator; a GPU one over it once the backend is open. */
+    switch (comm_select(by_mpi, rc > 0, rc > 0 ? env.world : 1, -1)) {
+    case COMM_KIND_MPI:
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
             usage_error("%s", err);
-    } else if ((rc = comm_launch_env(&env, err, sizeof(err))) != 0) {
-        if (rc < 0)
-            usage_error("%s", err);
+        break;
+    case COMM_KIND_TCP:
         g_world = env.world;
         r->comm = comm_tcp(&env, &l, a->comm_timeout, &usage, err, sizeof(err));
         if (r->comm == NULL && usage)
             usage_error("%s", err);
         if (r->comm == NULL)
             fatal("%s", err);
-    } else {
+        break;
+    default: {
         int want = a->tp * a->pp * a->sharding_degree * (a->dp ? a->dp : 1);
 
         if (want != 1)
@@ -81,6 +86,7 @@ setup_comm(struct run *r)
                         "--no-python (or make train NP=%d)",
                         want, want, want, want, want);
         r->comm = comm_single();
+    }
     }
     g_rank = r->comm->rank;
     g_world = r->comm->world;
@@ -200,12 +206,14 @@ tokenizer_files(struct run *r)
 /* The compute backend, chosen by ops_open() from --device, in the compute
  * dtype, on this rank's GPU (its local rank); before anything is built,
  * so that a --device cuda without CUDA or a GPU is said at once.  A GPU
- * backend hands its device and queue to the communicator (NCCL). */
+ * backend on several ranks hands its device and queue to the NCCL
+ * communicator (comm_select()), which takes over the CPU one. */
 static void
 open_backend(struct run *r)
 {
     const struct train_args *a = &r->a;
     struct ops_request rq;
+    enum comm_kind kind;
 
     rq.device = a->device;
     rq.dtype = !a->use_amp                            ? OPS_F32
@@ -218,19 +226,23 @@ open_backend(struct run *r)
     r->ops = ops_open(&rq, r->device_why, sizeof(r->device_why));
     if (r->ops == NULL)
         fatal("%s", r->device_why);
-    if (r->ops->device >= 0 && g_world > 1) {
-#ifdef TRAIN_HAVE_NCCL
-        char err[512];
+    kind =
+        comm_select(strcmp(r->comm->name, "mpi") == 0,
+                    strcmp(r->comm->name, "tcp") == 0, g_world, r->ops->device);
+    if (kind == COMM_KIND_NCCL_MPI || kind == COMM_KIND_NCCL_TCP) {
+        char err[1024];
 
-        r->comm = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
-                            a->comm_timeout, err, sizeof(err));
-        if (r->comm == NULL)
-            fatal("%s", err);
-#else
-        fatal("--device %s: %d ranks on GPUs need NCCL, which this build has "
-              "not (make config shows why)",
-              a->device, g_world);
-#endif
+        /* Every group over NCCL, on this rank's GPU, after the compute
+         * stream; the CPU communicator carries its unique id. */
+        struct comm *nccl = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
+                                      a->comm_timeout, err, sizeof(err));
+
+        /* (On failure the CPU one is left undestroyed: fatal() exits, and
+         * the other ranks learn of it when its connections close.) */
+        if (nccl == NULL)
+            fatal("--device %s: %s", a->device, err);
+        r->comm = nccl;
+        log_info("%d ranks on GPUs: %s", g_world, comm_kind_name(kind));
     }
 }
 

@@ -17,10 +17,18 @@ stop_signal(struct run *r)
 {
     double sig = interrupt_pending();
 
-    if (g_world > 1 &&
-        r->comm->all_reduce_max(r->comm, &sig, 1, COMM_F64, COMM_WORLD) < 0)
+    if (g_world == 1)
+        return (int)sig;
+    /* Through the backend's scalars buffer, where the collectives'
+     * buffers live (GPU memory under NCCL). */
+    r->ops->upload(r->scalars, &sig, sizeof(sig));
+    if (r->comm->all_reduce_max(r->comm, r->scalars, 1, COMM_F64, COMM_WORLD) <
+        0)
         fatal("global step %lld: %s", (long long)r->st.global_step,
               r->comm->error);
+    if (r->ops->download(&sig, r->scalars, sizeof(sig)) < 0)
+        fatal("global step %lld: %s", (long long)r->st.global_step,
+              r->ops->error());
     return (int)sig;
 }
 
