@@ -25,9 +25,8 @@ struct gen_reader;
  * files argv[0..argc) (none and no prompts: standard input; "-":
  * standard input), each line a record, or with jsonl the string field
  * json_key of each JSONL record.  NULL when out of memory. */
-struct gen_reader *gen_reader_new(const char *const *prompts,
-                                  size_t n_prompts, bool jsonl,
-                                  const char *json_key, int argc,
+struct gen_reader *gen_reader_new(const char *const *prompts, size_t n_prompts,
+                                  bool jsonl, const char *json_key, int argc,
                                   char **argv);
 void gen_reader_free(struct gen_reader *r);
 

@@ -62,8 +62,7 @@ expect(struct gen_reader *r, const struct want *w)
         fprintf(stderr, "record %llu: %s:%llu #%llu '%.*s', want %s:%llu\n",
                 (unsigned long long)w->index, rec.source,
                 (unsigned long long)rec.line, (unsigned long long)rec.index,
-                (int)rec.len, rec.text, w->source,
-                (unsigned long long)w->line);
+                (int)rec.len, rec.text, w->source, (unsigned long long)w->line);
         abort();
     }
     free(rec.text);
@@ -145,8 +144,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_write_file(path_a, s, cut);
     if (two)
         fuzz_write_file(path_b, s + cut, n - cut);
-    r = gen_reader_new(prompts, with_prompt ? 1 : 0, jsonl, "text",
-                       two ? 2 : 1, files);
+    r = gen_reader_new(prompts, with_prompt ? 1 : 0, jsonl, "text", two ? 2 : 1,
+                       files);
     if (r == NULL)
         abort();
     if (with_prompt) {
