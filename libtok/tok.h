@@ -93,6 +93,12 @@ void tok_buf_clear(struct tok_buf *b);   /* len = 0, keeps memory */
 /* tok_buf_append: append n bytes.  Returns 0 or TOK_ENOMEM. */
 int tok_buf_append(struct tok_buf *b, const void *p, size_t n);
 
+/* tok_json_string: append the JSON string of s[0..len) (valid UTF-8),
+ * quotes included, as Python's json.dumps(s, ensure_ascii=False) and
+ * serde_json write it: \" \\ \n \r \t \b \f, other control characters
+ * as \u00xx, the rest as they are.  Returns 0 or TOK_ENOMEM. */
+int tok_json_string(struct tok_buf *b, const char *s, size_t len);
+
 /* tok_utf8_sanitize: apply `policy` to s[0..len) and append the result to
  * out.  Under TOK_UTF8_STRICT nothing is appended and TOK_EUTF8 is returned
  * with the offset of the first bad byte in err->msg and *bad_off (may be

@@ -260,3 +260,59 @@ tok_buf_append(struct tok_buf *b, const void *p, size_t n)
     b->data[b->len] = '\0';
     return 0;
 }
+
+int
+tok_json_string(struct tok_buf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t from = 0;
+
+    if (tok_buf_append(b, "\"", 1) < 0)
+        return TOK_ENOMEM;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[6];
+        size_t n = 2;
+
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        esc[0] = '\\';
+        switch (c) {
+        case '"':
+            esc[1] = '"';
+            break;
+        case '\\':
+            esc[1] = '\\';
+            break;
+        case '\n':
+            esc[1] = 'n';
+            break;
+        case '\r':
+            esc[1] = 'r';
+            break;
+        case '\t':
+            esc[1] = 't';
+            break;
+        case '\b':
+            esc[1] = 'b';
+            break;
+        case '\f':
+            esc[1] = 'f';
+            break;
+        default:
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            n = 6;
+        }
+        if (tok_buf_append(b, s + from, i - from) < 0 ||
+            tok_buf_append(b, esc, n) < 0)
+            return TOK_ENOMEM;
+        from = i + 1;
+    }
+    if (tok_buf_append(b, s + from, len - from) < 0)
+        return TOK_ENOMEM;
+    return tok_buf_append(b, "\"", 1);
+}

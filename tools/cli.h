@@ -412,13 +412,6 @@ int cli_json_field_jsonc(struct json_tokener **jt, const char *s, size_t len,
                          const char *key, struct tok_buf *out, char *why,
                          size_t why_len);
 
-/* cli_json_string: append to b the JSON string of s[0..len) (valid
- * UTF-8), quotes included, as Python's json.dumps(s,
- * ensure_ascii=False) writes it: \" \\ \n \r \t \b \f, other control
- * characters as \u00XX, the rest as they are.  Returns 0, or -1 when out
- * of memory. */
-int cli_json_string(struct tok_buf *b, const char *s, size_t len);
-
 /* cli_jsonl_check: for a tool that reads text, the chunk lines[0..len)
  * whose first line is first_line: if it is the start of an input and its
  * first line that is not blank is a JSON object with a string field

@@ -198,7 +198,7 @@ write_jsonl(const struct gen_checkpoint *c, const struct masked *t,
     tok_buf_init(&w);
     rc |= gen_buf_printf(
         line, "{\"index\": %llu, \"text\": ", (unsigned long long)t->rec.index);
-    rc |= cli_json_string(line, t->rec.text, t->rec.len);
+    rc |= tok_json_string(line, t->rec.text, t->rec.len);
     rc |= tok_buf_append(line, ", \"ids\": ", 9);
     rc |= gen_json_ids(line, t->ids, (size_t)t->n);
     rc |= tok_buf_append(line, ", \"masks\": [", 12);
@@ -212,7 +212,7 @@ write_jsonl(const struct gen_checkpoint *c, const struct masked *t,
 
             rc |= gen_buf_printf(
                 line, "%s{\"id\": %d, \"token\": ", j ? ", " : "", b->id);
-            rc |= cli_json_string(line, s, len);
+            rc |= tok_json_string(line, s, len);
             rc |= gen_buf_printf(line, ", \"prob\": %.9g}", b->p);
         }
         rc |= tok_buf_append(line, "]}", 2);
@@ -226,7 +226,7 @@ write_jsonl(const struct gen_checkpoint *c, const struct masked *t,
             rc |= word_of(c, best, k, i, e, &w, &p);
             rc |= gen_buf_printf(line, "%s{\"masks\": [%d, %d], \"text\": ",
                                  n_words++ ? ", " : "", i, e);
-            rc |= cli_json_string(line, w.data ? w.data : "", w.len);
+            rc |= tok_json_string(line, w.data ? w.data : "", w.len);
             rc |= gen_buf_printf(line, ", \"prob\": %.9g}", p);
         }
         i = e + 1;

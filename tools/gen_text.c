@@ -135,9 +135,9 @@ write_jsonl(const struct gen_opts *o, const struct gen_checkpoint *c,
                        "{\"index\": %llu, \"sequence\": %d, "
                        "\"prompt\": ",
                        (unsigned long long)b->rec[p].index, j) < 0 ||
-        cli_json_string(&line, b->rec[p].text, b->rec[p].len) < 0 ||
+        tok_json_string(&line, b->rec[p].text, b->rec[p].len) < 0 ||
         tok_buf_append(&line, ", \"text\": ", 10) < 0 ||
-        cli_json_string(&line, text->data ? text->data : "", text->len) < 0 ||
+        tok_json_string(&line, text->data ? text->data : "", text->len) < 0 ||
         tok_buf_append(&line, ", \"prompt_ids\": ", 16) < 0 ||
         gen_json_ids(&line, b->prompts[p].ids, (size_t)b->prompts[p].n) < 0 ||
         tok_buf_append(&line, ", \"ids\": ", 9) < 0 ||

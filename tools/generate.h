@@ -48,7 +48,7 @@ int gen_mask_run(const struct gen_opts *o, struct gen_checkpoint *c,
                  struct cli_output *out);
 
 /* JSON output: an array of ids appended to b (strings:
- * cli_json_string()); -1 when out of memory. */
+ * tok_json_string()); -1 when out of memory. */
 int gen_json_ids(struct tok_buf *b, const int32_t *ids, size_t n);
 /* printf into b; -1 when out of memory. */
 int gen_buf_printf(struct tok_buf *b, const char *fmt, ...)

@@ -147,9 +147,9 @@ end_doc(struct packer *p)
     if (p->doc_chars > p->min_chars) {
         tok_buf_clear(&p->json);
         if (tok_buf_append(&p->json, "{", 1) < 0 ||
-            cli_json_string(&p->json, p->key, strlen(p->key)) < 0 ||
+            tok_json_string(&p->json, p->key, strlen(p->key)) < 0 ||
             tok_buf_append(&p->json, ": ", 2) < 0 ||
-            cli_json_string(&p->json, p->doc.data ? p->doc.data : "",
+            tok_json_string(&p->json, p->doc.data ? p->doc.data : "",
                             p->doc.len) < 0 ||
             tok_buf_append(&p->json, "}\n", 2) < 0) {
             warnx("out of memory");

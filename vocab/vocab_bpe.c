@@ -1065,59 +1065,6 @@ done:
     return rc;
 }
 
-/* json_string: append s[0..len) as serde_json writes a string. */
-static int
-json_string(struct tok_buf *b, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t run = 0;
-
-    if (tok_buf_append(b, "\"", 1) < 0)
-        return TOK_ENOMEM;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[6] = { '\\', 0, 0, 0, 0, 0 };
-        size_t n = 2;
-
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        switch (c) {
-        case '"':
-        case '\\':
-            esc[1] = (char)c;
-            break;
-        case '\b':
-            esc[1] = 'b';
-            break;
-        case '\f':
-            esc[1] = 'f';
-            break;
-        case '\n':
-            esc[1] = 'n';
-            break;
-        case '\r':
-            esc[1] = 'r';
-            break;
-        case '\t':
-            esc[1] = 't';
-            break;
-        default:
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            n = 6;
-        }
-        if (tok_buf_append(b, s + run, i - run) < 0 ||
-            tok_buf_append(b, esc, n) < 0)
-            return TOK_ENOMEM;
-        run = i + 1;
-    }
-    if (tok_buf_append(b, s + run, len - run) < 0 ||
-        tok_buf_append(b, "\"", 1) < 0)
-        return TOK_ENOMEM;
-    return 0;
-}
-
 /* write_files: vocab.json (serde_json, by id, no newline) and merges.txt
  * (a "#version: 0.2" line, then the merges in order; a pair merged twice
  * appears once, at its last place, as HF's merges map keeps it). */
@@ -1135,8 +1082,8 @@ write_files(const struct trainer *t, struct tok_buf *vocab_json,
         int n = snprintf(num, sizeof(num), ":%zu", id);
 
         if ((id > 0 && tok_buf_append(vocab_json, ",", 1) < 0) ||
-            json_string(vocab_json, t->tok.arena + t->tok.off[id],
-                        t->tok.len[id]) < 0 ||
+            tok_json_string(vocab_json, t->tok.arena + t->tok.off[id],
+                            t->tok.len[id]) < 0 ||
             tok_buf_append(vocab_json, num, (size_t)n) < 0)
             return nomem(err);
     }
