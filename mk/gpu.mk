@@ -22,10 +22,12 @@ ALL_TARGETS += $(OPS_COMPARE)
 
 GPU_BUNDLE := $(BUILD)/gpu-bundle
 # What goes in it: the trainer, ops_compare, the PyTorch-parity suite's
-# driver, generate and its conformance suite's driver, and the NCCL
-# communicator's test where this build has one.
+# driver, generate and its conformance suite's driver, the NCCL
+# communicator's test where this build has one, and the staged one's on
+# the GPU (ranks sharing it).
 GPU_BUNDLE_PROGS := $(TRAIN_TOOL) $(OPS_COMPARE) $(BUILD)/tests/drv_train \
-	$(GENERATE) $(BUILD)/tests/drv_generate $(TEST_GPU_BIN)
+	$(GENERATE) $(BUILD)/tests/drv_generate $(TEST_GPU_BIN) \
+	$(TEST_STAGED_CUDA)
 GPU_BUNDLE_TOOLS := $(BUILD)/segment $(BUILD)/json-pack \
 	$(BUILD)/create-pretraining-data $(BUILD)/vocab-build
 GPU_BUNDLE_FILES := scripts/gpu-bundle tests/gpu/run-gpu-checks \

@@ -192,10 +192,12 @@ test-samples: $(DRV_BINS) $(TOOLS) $(VENV_STAMP)
 # The trainer: its model and optimizer against PyTorch (transformers'
 # ErnieForPreTraining and GPT2LMHeadModel on Debian's torch), then whole
 # runs of `train` (the loss falls, kill and resume, determinism, errors),
-# then several ranks under mpirun (data parallel = one rank, resume across
-# layouts, dead and hung ranks).
+# then several ranks under mpirun and the TCP rendezvous (data parallel =
+# one rank, resume across layouts, dead and hung ranks, the communicators
+# through host memory).
 test-train: $(TRAIN_TOOL) $(BUILD)/tests/drv_train \
-		$(BUILD)/tests/test_comm_mpi $(TOOLS) $(BUILD)/vocab-build \
+		$(BUILD)/tests/test_comm_mpi $(BUILD)/tests/test_comm_tcp \
+		$(BUILD)/tests/test_comm_staged $(TOOLS) $(BUILD)/vocab-build \
 		$(VENV_STAMP)
 	@tests/run-suite $(TEST_LOG) train-torch-conformance \
 		$(VENV)/bin/python tests/conformance/train_torch_run.py $(BUILD)

@@ -102,7 +102,7 @@ TEST_GPU_BIN := $(BUILD)/tests/test_comm_nccl
 $(BUILD)/tests/comm/test_comm_nccl.o: tests/comm/test_comm.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) \
-		-DTEST_NCCL -c -o $@ $<
+		-DTEST_NCCL -DTEST_CUDA -c -o $@ $<
 $(TEST_GPU_BIN): $(BUILD)/tests/comm/test_comm_nccl.o \
 		$(BUILD)/libtrain/comm/comm_nccl.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
@@ -116,13 +116,32 @@ $(BUILD)/tests/test_comm_mpi: $(BUILD)/tests/comm/test_comm.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
 ALL_TARGETS += $(BUILD)/tests/test_comm_mpi
 # The same test over TCP sockets (comm_tcp: ranks started by srun or
-# RANK/WORLD_SIZE, run by tests/train/parallel and tests/cluster/run).
+# RANK/WORLD_SIZE, run by tests/train/parallel and tests/cluster/run), and
+# through host memory (comm_staged: guarded "device" memory here; on a GPU
+# in the GPU bundle, where ranks share it).
 $(BUILD)/tests/comm/test_comm_tcp.o: tests/comm/test_comm.c
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -DTEST_TCP -c -o $@ $<
+$(BUILD)/tests/comm/test_comm_staged.o: tests/comm/test_comm.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) -DTEST_STAGED -c -o $@ $<
 $(BUILD)/tests/test_comm_tcp: $(BUILD)/tests/comm/test_comm_tcp.o $(LIBTRAIN)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
-ALL_TARGETS += $(BUILD)/tests/test_comm_tcp
+$(BUILD)/tests/test_comm_staged: $(BUILD)/tests/comm/test_comm_staged.o \
+		$(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS)
+ALL_TARGETS += $(BUILD)/tests/test_comm_tcp $(BUILD)/tests/test_comm_staged
+ifeq ($(HAVE_CUDA_BACKEND),1)
+TEST_STAGED_CUDA := $(BUILD)/tests/test_comm_staged_cuda
+$(BUILD)/tests/comm/test_comm_staged_cuda.o: tests/comm/test_comm.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(TRAIN_CFLAGS) $(NCCL_CFLAGS) \
+		-DTEST_STAGED -DTEST_CUDA -c -o $@ $<
+$(TEST_STAGED_CUDA): $(BUILD)/tests/comm/test_comm_staged_cuda.o $(LIBTRAIN)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fopenmp -o $@ $^ $(LIBTRAIN_LIBS) \
+		-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+ALL_TARGETS += $(TEST_STAGED_CUDA)
+endif
 ifeq ($(HAVE_MPI),1)
 $(BUILD)/libtrain/comm/comm_mpi.o: TRAIN_CFLAGS += -DHAVE_MPI \
 	$(shell mpicc --showme:compile)

@@ -240,23 +240,50 @@ void comm_exiting(void);
 struct comm *comm_nccl(struct comm *boot, int device, void *stream,
                        double timeout, char *err, size_t err_len);
 
+/* comm_staged: the CPU communicator cpu (comm_mpi(), comm_tcp()), which
+ * it takes over (its destroy() destroys cpu), for buffers in a compute
+ * backend's memory: each collective copies what it reads to the host
+ * (copy->download, which waits for the compute queue), runs over cpu, and
+ * copies what it wrote back (copy->upload); a started one keeps its host
+ * copy until wait_all().  Slower than NCCL, but ranks may share a GPU
+ * (NCCL refuses them): `train --comm_backend host`.  NULL with err when
+ * out of memory. */
+struct comm_copy {
+    int (*download)(void *host_dst, const void *src, size_t bytes);
+    void (*upload)(void *dst, const void *host_src, size_t bytes);
+    const char *(*error)(void); /* the last failure's message */
+};
+struct comm *comm_staged(struct comm *cpu, const struct comm_copy *copy,
+                         char *err, size_t len);
+
+/* What --comm_backend asks for on several ranks: AUTO, NCCL on GPUs and
+ * the CPU communicator otherwise; NCCL (GPUs only); HOST, the CPU
+ * communicator through host memory (comm_staged()), on any device (on
+ * the CPU the copies are plain ones: the path checked without a GPU). */
+enum comm_backend { COMM_BACKEND_AUTO, COMM_BACKEND_NCCL, COMM_BACKEND_HOST };
+
+/* comm_backend_parse: "auto", "nccl", "host"; -1 for anything else. */
+int comm_backend_parse(const char *s);
+
 /* Which communicator a run gets (comm_select()): one rank; MPI (mpirun,
  * srun with PMIx) or TCP (srun, torchrun) for CPU buffers; NCCL for GPU
  * buffers on several ranks, its unique id carried by MPI or by the TCP
- * rendezvous. */
+ * rendezvous; or the CPU one staged through host memory. */
 enum comm_kind {
     COMM_KIND_SINGLE,
     COMM_KIND_MPI,
     COMM_KIND_TCP,
     COMM_KIND_NCCL_MPI,
-    COMM_KIND_NCCL_TCP
+    COMM_KIND_NCCL_TCP,
+    COMM_KIND_STAGED
 };
 
 /* comm_select: by_mpi, whether MPI started the ranks
  * (comm_launched_by_mpi()); by_env, whether srun's or torchrun's
  * variables did (comm_launch_env() 1); world, the ranks; gpu_device, the
- * compute backend's GPU (-1: the CPU). */
-enum comm_kind comm_select(int by_mpi, int by_env, int world, int gpu_device);
+ * compute backend's GPU (-1: the CPU); want, --comm_backend. */
+enum comm_kind comm_select(int by_mpi, int by_env, int world, int gpu_device,
+                           enum comm_backend want);
 const char *comm_kind_name(enum comm_kind k);
 
 /* Where a rank computes: its node and its GPU (the GPU's UUID: the same

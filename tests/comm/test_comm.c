@@ -7,12 +7,19 @@
  * NCCL's unique id sent from rank 0 over the CPU communicators (a fake
  * 128-byte one) and the ranks' GPUs gathered and checked as comm_nccl()
  * does (fake ones), the groups of the layout given as "tp sharding dp pp
- * [intra_first]" arguments, the bytes counted as sent.  Built three times: test_comm_mpi
- * (comm_mpi, host buffers; run by tests/train/parallel under mpirun on 3
- * and 4 ranks), with -DTEST_TCP test_comm_tcp (comm_tcp, started by RANK,
- * WORLD_SIZE, MASTER_ADDR and MASTER_PORT or by srun: also the sums' rank
- * order and two ranks in different collectives), and with -DTEST_NCCL
- * test_comm_nccl (comm_nccl, GPU buffers, one rank per GPU: `make
+ * [intra_first]" arguments, the bytes counted as sent.  Built as:
+ * test_comm_mpi (comm_mpi, host buffers; run by tests/train/parallel
+ * under mpirun on 3 and 4 ranks); with -DTEST_TCP test_comm_tcp (comm_tcp,
+ * started by RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT or by srun:
+ * also the sums' rank order and two ranks in different collectives);
+ * with -DTEST_STAGED test_comm_staged (comm_staged over comm_tcp or
+ * comm_mpi, whichever started it, the "device" memory an arena the
+ * process cannot touch but inside the copies: a collective that read or
+ * wrote a device buffer without copying it would crash); with
+ * -DTEST_STAGED -DTEST_CUDA test_comm_staged_cuda (the same on a GPU:
+ * several ranks may share it; the GPU bundle's parallel check); with
+ * -DTEST_NCCL -DTEST_CUDA test_comm_nccl (comm_nccl, GPU buffers, one rank
+ * per GPU, over MPI, the TCP rendezvous or one rank alone: `make
  * test-gpu`; on one GPU the world is one rank, and the data must still
  * come out right).  Ends with a line
  * "test_comm (rank R of N): N passed, N failed" per rank.
@@ -24,8 +31,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef TEST_NCCL
+#ifdef TEST_CUDA
 #    include <cuda_runtime.h>
+#endif
+#ifdef TEST_STAGED
+#    include <sys/mman.h>
 #endif
 
 #include "comm.h"
@@ -43,18 +53,139 @@ check(int ok, const char *what)
     }
 }
 
-/* The backend's memory: the GPU's for NCCL, the host's for MPI. */
+/* The backend's memory: the GPU's (TEST_CUDA); under TEST_STAGED
+ * otherwise a guarded arena, readable and writable only inside put(),
+ * get() and the staged communicator's copies; the host's for MPI and TCP
+ * alone. */
+#if defined(TEST_CUDA)
 static void *
-dev(size_t bytes)
+dev_alloc(size_t bytes)
 {
     void *p = NULL;
 
-#ifdef TEST_NCCL
-    if (cudaMalloc(&p, bytes) != cudaSuccess)
-        p = NULL;
+    return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+
+static void
+dev_free(void *p)
+{
+    cudaFree(p);
+}
+
+static int
+copy_down(void *h, const void *d, size_t bytes)
+{
+    return cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0
+                                                                          : -1;
+}
+
+static void
+copy_up(void *d, const void *h, size_t bytes)
+{
+    if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        exit(1);
+}
+
+#    ifdef TEST_STAGED
+static const char *
+copy_error(void)
+{
+    return cudaGetErrorString(cudaGetLastError());
+}
+#    endif
+#elif defined(TEST_STAGED)
+#    define ARENA ((size_t)64 << 20)
+static char *arena;
+static size_t arena_used;
+
+static void
+arena_open(int open)
+{
+    if (mprotect(arena, ARENA, open ? PROT_READ | PROT_WRITE : PROT_NONE) !=
+        0) {
+        perror("mprotect");
+        exit(1);
+    }
+}
+
+static void *
+dev_alloc(size_t bytes)
+{
+    void *p;
+
+    if (arena == NULL) {
+        arena =
+            mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (arena == MAP_FAILED)
+            return NULL;
+    }
+    if (bytes > ARENA - arena_used)
+        return NULL;
+    p = arena + arena_used;
+    arena_used += (bytes + 255) & ~(size_t)255;
+    return p;
+}
+
+static void
+dev_free(void *p)
+{
+    (void)p; /* (the arena lives as long as the test) */
+}
+
+static int
+copy_down(void *h, const void *d, size_t bytes)
+{
+    arena_open(1);
+    memcpy(h, d, bytes);
+    arena_open(0);
+    return 0;
+}
+
+static void
+copy_up(void *d, const void *h, size_t bytes)
+{
+    arena_open(1);
+    memcpy(d, h, bytes);
+    arena_open(0);
+}
+
+static const char *
+copy_error(void)
+{
+    return "";
+}
 #else
-    p = malloc(bytes);
+static void *
+dev_alloc(size_t bytes)
+{
+    return malloc(bytes);
+}
+
+static void
+dev_free(void *p)
+{
+    free(p);
+}
+
+static int
+copy_down(void *h, const void *d, size_t bytes)
+{
+    memcpy(h, d, bytes);
+    return 0;
+}
+
+static void
+copy_up(void *d, const void *h, size_t bytes)
+{
+    memcpy(d, h, bytes);
+}
 #endif
+
+static void *
+dev(size_t bytes)
+{
+    void *p = dev_alloc(bytes);
+
     if (p == NULL) {
         fprintf(stderr, "cannot allocate %zu bytes\n", bytes);
         exit(1);
@@ -63,35 +194,16 @@ dev(size_t bytes)
 }
 
 static void
-dev_free(void *p)
-{
-#ifdef TEST_NCCL
-    cudaFree(p);
-#else
-    free(p);
-#endif
-}
-
-static void
 put(void *d, const void *h, size_t bytes)
 {
-#ifdef TEST_NCCL
-    if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        exit(1);
-#else
-    memcpy(d, h, bytes);
-#endif
+    copy_up(d, h, bytes);
 }
 
 static void
 get(void *h, const void *d, size_t bytes)
 {
-#ifdef TEST_NCCL
-    if (cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (copy_down(h, d, bytes) != 0)
         exit(1);
-#else
-    memcpy(h, d, bytes);
-#endif
 }
 
 /* Values exact in float: small integers. */
@@ -131,11 +243,36 @@ main(int argc, char **argv)
                      "start it with RANK, WORLD_SIZE, "
                      "MASTER_ADDR and MASTER_PORT");
     }
-#elif defined(TEST_NCCL)
-    /* (MPI without a watchdog: NCCL's own watches the GPU's waits.) */
-    c = comm_mpi(NULL, NULL, &l, 0, err, sizeof(err));
+#elif defined(TEST_NCCL) || defined(TEST_STAGED)
+    /* Whatever started the ranks: mpirun, srun or torchrun's variables,
+     * or nothing (one rank).  (NCCL's watchdog watches the GPU's waits:
+     * the CPU one has none.) */
+    {
+        struct comm_launch env;
+        int usage, rc = comm_launched_by_mpi()
+                            ? 0
+                            : comm_launch_env(&env, err, sizeof(err));
+        double timeout = 60;
+
+#    ifdef TEST_NCCL
+        timeout = 0;
+#    endif
+        c = rc < 0   ? NULL
+            : rc > 0 ? comm_tcp(&env, &l, timeout, &usage, err, sizeof(err))
+            : comm_launched_by_mpi()
+                ? comm_mpi(NULL, NULL, &l, timeout, err, sizeof(err))
+                : comm_single();
+    }
+#    ifdef TEST_NCCL
     if (c != NULL)
         c = comm_nccl(c, -1, NULL, 60, err, sizeof(err));
+#    else
+    if (c != NULL) {
+        struct comm_copy copy = { copy_down, copy_up, copy_error };
+
+        c = comm_staged(c, &copy, err, sizeof(err));
+    }
+#    endif
 #else
     c = comm_mpi(NULL, NULL, &l, 60, err, sizeof(err));
 #endif
@@ -174,7 +311,7 @@ main(int argc, char **argv)
                    c->group_rank(c, COMM_PP) == pp - 1),
               "the embedding group holds the first and last stages");
     }
-#ifndef TEST_NCCL
+#if !defined(TEST_NCCL) && !defined(TEST_STAGED)
     /* NCCL's unique id (128 bytes) as comm_nccl() sends it over this CPU
      * communicator (MPI's, or the TCP rendezvous' mesh): world rank 0's
      * bytes on every rank, here a fake id of rank 0's pattern. */

@@ -22,21 +22,40 @@ static void
 test_select_by_device_world_launcher(void)
 {
     /* CPU buffers: the launcher's communicator, whatever the world. */
-    CHECK_EQ_INT(comm_select(0, 0, 1, -1), COMM_KIND_SINGLE);
-    CHECK_EQ_INT(comm_select(1, 0, 4, -1), COMM_KIND_MPI);
-    CHECK_EQ_INT(comm_select(0, 1, 4, -1), COMM_KIND_TCP);
-    CHECK_EQ_INT(comm_select(1, 1, 4, -1), COMM_KIND_MPI); /* MPI wins */
+    CHECK_EQ_INT(comm_select(0, 0, 1, -1, COMM_BACKEND_AUTO), COMM_KIND_SINGLE);
+    CHECK_EQ_INT(comm_select(1, 0, 4, -1, COMM_BACKEND_AUTO), COMM_KIND_MPI);
+    CHECK_EQ_INT(comm_select(0, 1, 4, -1, COMM_BACKEND_AUTO), COMM_KIND_TCP);
+    CHECK_EQ_INT(comm_select(1, 1, 4, -1, COMM_BACKEND_AUTO),
+                 COMM_KIND_MPI); /* MPI wins */
     /* One rank on a GPU needs no communicator of the GPU's. */
-    CHECK_EQ_INT(comm_select(0, 0, 1, 0), COMM_KIND_SINGLE);
-    CHECK_EQ_INT(comm_select(1, 0, 1, 0), COMM_KIND_MPI);
-    CHECK_EQ_INT(comm_select(0, 1, 1, 3), COMM_KIND_TCP);
+    CHECK_EQ_INT(comm_select(0, 0, 1, 0, COMM_BACKEND_AUTO), COMM_KIND_SINGLE);
+    CHECK_EQ_INT(comm_select(1, 0, 1, 0, COMM_BACKEND_AUTO), COMM_KIND_MPI);
+    CHECK_EQ_INT(comm_select(0, 1, 1, 3, COMM_BACKEND_AUTO), COMM_KIND_TCP);
     /* Several ranks on GPUs: NCCL, its id over what started them. */
-    CHECK_EQ_INT(comm_select(1, 0, 2, 0), COMM_KIND_NCCL_MPI);
-    CHECK_EQ_INT(comm_select(0, 1, 2, 1), COMM_KIND_NCCL_TCP);
-    CHECK_EQ_INT(comm_select(1, 1, 8, 7), COMM_KIND_NCCL_MPI);
+    CHECK_EQ_INT(comm_select(1, 0, 2, 0, COMM_BACKEND_AUTO),
+                 COMM_KIND_NCCL_MPI);
+    CHECK_EQ_INT(comm_select(0, 1, 2, 1, COMM_BACKEND_AUTO),
+                 COMM_KIND_NCCL_TCP);
+    CHECK_EQ_INT(comm_select(1, 1, 8, 7, COMM_BACKEND_AUTO),
+                 COMM_KIND_NCCL_MPI);
     CHECK(strstr(comm_kind_name(COMM_KIND_NCCL_TCP), "TCP rendezvous") != NULL);
     CHECK(strstr(comm_kind_name(COMM_KIND_NCCL_MPI), "MPI") != NULL);
     CHECK_EQ_STR(comm_kind_name(COMM_KIND_TCP), "tcp");
+    /* --comm_backend nccl is auto's choice where it applies. */
+    CHECK_EQ_INT(comm_select(1, 0, 2, 0, COMM_BACKEND_NCCL),
+                 COMM_KIND_NCCL_MPI);
+    CHECK_EQ_INT(comm_select(0, 1, 4, -1, COMM_BACKEND_NCCL), COMM_KIND_TCP);
+    /* --comm_backend host: the CPU communicator staged through host
+     * memory on several ranks, GPU or not; one rank needs none. */
+    CHECK_EQ_INT(comm_select(1, 0, 2, 0, COMM_BACKEND_HOST), COMM_KIND_STAGED);
+    CHECK_EQ_INT(comm_select(0, 1, 4, 0, COMM_BACKEND_HOST), COMM_KIND_STAGED);
+    CHECK_EQ_INT(comm_select(0, 1, 4, -1, COMM_BACKEND_HOST), COMM_KIND_STAGED);
+    CHECK_EQ_INT(comm_select(0, 0, 1, 0, COMM_BACKEND_HOST), COMM_KIND_SINGLE);
+    CHECK_EQ_INT(comm_backend_parse("auto"), COMM_BACKEND_AUTO);
+    CHECK_EQ_INT(comm_backend_parse("nccl"), COMM_BACKEND_NCCL);
+    CHECK_EQ_INT(comm_backend_parse("host"), COMM_BACKEND_HOST);
+    CHECK_EQ_INT(comm_backend_parse("gloo"), -1);
+    CHECK_EQ_INT(comm_backend_parse(""), -1);
 }
 
 /* Rank r on node host with the GPU of UUID byte u, ordinal dev. */
@@ -86,7 +105,9 @@ test_one_gpu_per_rank(void)
                       "refuses two ranks on one GPU); start at most as many "
                       "ranks per node as it has GPUs (srun "
                       "--ntasks-per-node, mpirun --map-by ppr:N:node, "
-                      "torchrun --nproc-per-node)");
+                      "torchrun --nproc-per-node), or give --comm_backend "
+                      "host (the collectives through host memory: slower, "
+                      "but ranks may share a GPU)");
 
     /* The first pair, whichever rank asks; CUDA_VISIBLE_DEVICES shown. */
     place(&all[0], "a", 9, 0);

@@ -151,6 +151,10 @@ static const struct spec specs[] = {
     SC(placement, "inter_first", "inter_first|intra_first",
        "rank order: inter_first (tp, sharding, dp, pp: pipeline stages "
        "across nodes) or intra_first (tp, pp, sharding, dp)"),
+    SC(comm_backend, "auto", "auto|nccl|host",
+       "several ranks' collectives: auto (NCCL on GPUs, else MPI or TCP), "
+       "nccl, or host (MPI or TCP through host memory: ranks may share a "
+       "GPU)"),
     D(comm_timeout, "600", 0, HUGE_VAL, 0,
       "seconds a collective or the rendezvous may wait (0: forever)"),
     B(use_recompute, "0", "recompute activations in the backward pass"),

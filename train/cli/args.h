@@ -62,6 +62,7 @@ struct train_args {
     /* The parallel layout (docs/parallel.md). */
     int tp, pp, dp, sharding_degree, sharding_stage; /* dp 0: the rest */
     char *placement;         /* inter_first | intra_first (comm.h) */
+    char *comm_backend;      /* auto | nccl | host (comm.h) */
     double comm_timeout;     /* seconds a collective may wait; 0: forever */
     int overlap_grad_reduce; /* data parallel: reduce layers during backward */
     int use_recompute;

@@ -14,9 +14,21 @@
 
 #include "comm.h"
 
-enum comm_kind
-comm_select(int by_mpi, int by_env, int world, int gpu_device)
+int
+comm_backend_parse(const char *s)
 {
+    return strcmp(s, "auto") == 0   ? COMM_BACKEND_AUTO
+           : strcmp(s, "nccl") == 0 ? COMM_BACKEND_NCCL
+           : strcmp(s, "host") == 0 ? COMM_BACKEND_HOST
+                                    : -1;
+}
+
+enum comm_kind
+comm_select(int by_mpi, int by_env, int world, int gpu_device,
+            enum comm_backend want)
+{
+    if (want == COMM_BACKEND_HOST && world > 1)
+        return COMM_KIND_STAGED;
     if (gpu_device >= 0 && world > 1)
         return by_mpi ? COMM_KIND_NCCL_MPI : COMM_KIND_NCCL_TCP;
     return by_mpi ? COMM_KIND_MPI : by_env ? COMM_KIND_TCP : COMM_KIND_SINGLE;
@@ -36,6 +48,8 @@ comm_kind_name(enum comm_kind k)
         return "nccl (unique id over MPI)";
     case COMM_KIND_NCCL_TCP:
         return "nccl (unique id over the TCP rendezvous)";
+    case COMM_KIND_STAGED:
+        return "the CPU communicator, the buffers staged through host memory";
     }
     return "?";
 }
@@ -72,7 +86,9 @@ comm_gpu_unique(const struct comm_gpu_place *all, int world, int gpus,
                      "(it refuses two ranks on one GPU); start at most as "
                      "many ranks per node as it has GPUs (srun "
                      "--ntasks-per-node, mpirun --map-by ppr:N:node, "
-                     "torchrun --nproc-per-node)",
+                     "torchrun --nproc-per-node), or give --comm_backend "
+                     "host (the collectives through host memory: slower, "
+                     "but ranks may share a GPU)",
                      i, j, all[i].device, i, all[i].host, on_node, gpus,
                      gpus == 1 ? "" : "s", shown);
             return -1;

@@ -63,7 +63,8 @@ setup_comm(struct run *r)
     if (rc < 0)
         usage_error("%s", err);
     /* The CPU communicator; a GPU one over it once the backend is open. */
-    switch (comm_select(by_mpi, rc > 0, rc > 0 ? env.world : 1, -1)) {
+    switch (comm_select(by_mpi, rc > 0, rc > 0 ? env.world : 1, -1,
+                        COMM_BACKEND_AUTO)) {
     case COMM_KIND_MPI:
         r->comm = comm_mpi(NULL, NULL, &l, a->comm_timeout, err, sizeof(err));
         if (r->comm == NULL)
@@ -205,15 +206,19 @@ tokenizer_files(struct run *r)
 
 /* The compute backend, chosen by ops_open() from --device, in the compute
  * dtype, on this rank's GPU (its local rank); before anything is built,
- * so that a --device cuda without CUDA or a GPU is said at once.  A GPU
- * backend on several ranks hands its device and queue to the NCCL
- * communicator (comm_select()), which takes over the CPU one. */
+ * so that a --device cuda without CUDA or a GPU is said at once.  On
+ * several ranks the communicator then moves to the backend's memory
+ * (comm_select()): NCCL, given the GPU and its queue, takes over the CPU
+ * communicator; --comm_backend host wraps it instead, every collective
+ * staged through host memory. */
 static void
 open_backend(struct run *r)
 {
     const struct train_args *a = &r->a;
     struct ops_request rq;
     enum comm_kind kind;
+    enum comm_backend want = comm_backend_parse(a->comm_backend);
+    char err[1024];
 
     rq.device = a->device;
     rq.dtype = !a->use_amp                            ? OPS_F32
@@ -226,12 +231,14 @@ open_backend(struct run *r)
     r->ops = ops_open(&rq, r->device_why, sizeof(r->device_why));
     if (r->ops == NULL)
         fatal("%s", r->device_why);
-    kind =
-        comm_select(strcmp(r->comm->name, "mpi") == 0,
-                    strcmp(r->comm->name, "tcp") == 0, g_world, r->ops->device);
+    if (want == COMM_BACKEND_NCCL && r->ops->device < 0)
+        usage_error("--comm_backend nccl needs a GPU (--device %s runs on "
+                    "the CPU): give --device cuda, or --comm_backend auto",
+                    a->device);
+    kind = comm_select(strcmp(r->comm->name, "mpi") == 0,
+                       strcmp(r->comm->name, "tcp") == 0, g_world,
+                       r->ops->device, want);
     if (kind == COMM_KIND_NCCL_MPI || kind == COMM_KIND_NCCL_TCP) {
-        char err[1024];
-
         /* Every group over NCCL, on this rank's GPU, after the compute
          * stream; the CPU communicator carries its unique id. */
         struct comm *nccl = comm_nccl(r->comm, r->ops->device, r->ops->queue(),
@@ -243,6 +250,14 @@ open_backend(struct run *r)
             fatal("--device %s: %s", a->device, err);
         r->comm = nccl;
         log_info("%d ranks on GPUs: %s", g_world, comm_kind_name(kind));
+    } else if (kind == COMM_KIND_STAGED) {
+        struct comm_copy copy = { r->ops->download, r->ops->upload,
+                                  r->ops->error };
+        struct comm *staged = comm_staged(r->comm, &copy, err, sizeof(err));
+
+        if (staged == NULL)
+            fatal("--comm_backend host: %s", err);
+        r->comm = staged;
     }
 }
 
