@@ -61,4 +61,5 @@ test-ops-compare: $(OPS_COMPARE)
 		--self-test
 
 test-gpu-bundle: gpu-bundle $(VENV_STAMP)
-	@BUILD=$(BUILD) tests/run-suite $(TEST_LOG) gpu-bundle tests/gpu/run
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run-suite $(TEST_LOG) \
+		gpu-bundle tests/gpu/run
