@@ -462,6 +462,49 @@ cli_parse_seg_func(const char *s, struct cli_segmenter *seg)
     return 0;
 }
 
+int
+cli_segmenter_flag(struct cli_segmenter_flags *f, int opt, const char *arg)
+{
+    static const char *const engines[] = { "jieba", "lac", NULL };
+    static const char *const modes[] = { "seg", "lac", NULL };
+    int k;
+
+    switch (opt) {
+    case CLI_OPT_ENGINE:
+        if ((k = cli_parse_choice(arg, "engine", engines)) < 0)
+            return -1;
+        f->engine = k;
+        f->seg.lac = k == 1;
+        return 1;
+    case CLI_OPT_LAC_MODE:
+        if ((k = cli_parse_choice(arg, "LAC mode", modes)) < 0)
+            return -1;
+        f->seg.lac_mode = k == 0 ? TOK_LAC_SEG : TOK_LAC_LAC;
+        f->mode = true;
+        return 1;
+    case CLI_OPT_CN_SEG_FUNC:
+        if (cli_parse_seg_func(arg, &f->seg) < 0)
+            return -1;
+        f->engine = f->seg.lac;
+        f->mode = f->seg.lac;
+        return 1;
+    }
+    return 0;
+}
+
+int
+cli_segmenter_done(struct cli_segmenter_flags *f)
+{
+    if (f->mode) {
+        if (f->engine == 0) {
+            warnx("--lac-mode is LAC's: not with --engine jieba");
+            return -1;
+        }
+        f->seg.lac = true;
+    }
+    return 0;
+}
+
 const char *
 cli_segmenter_name(const struct cli_segmenter *seg)
 {

@@ -106,6 +106,30 @@ struct cli_segmenter {
  * caller prints its usage and exits 2). */
 int cli_parse_seg_func(const char *s, struct cli_segmenter *seg);
 
+/* The segmenter flags segment and create-pretraining-data share:
+ * --engine jieba|lac, --lac-mode seg|lac (LAC's networks; it implies
+ * lac) and the seed's --cn-seg-func jieba|lac|seg, as getopt_long()
+ * entries (CLI_SEGMENTER_OPTIONS, their values above any tool's own).
+ * cli_segmenter_flag(): whether opt was one of them (1), taken into f;
+ * -1 after a message (the caller prints its usage and exits 2); 0 if it
+ * is another flag.  cli_segmenter_done(): the segmenter they give, once
+ * every flag is read (0, or -1 after a message: --lac-mode with --engine
+ * jieba). */
+enum { CLI_OPT_ENGINE = 0x1000, CLI_OPT_LAC_MODE, CLI_OPT_CN_SEG_FUNC };
+#define CLI_SEGMENTER_OPTIONS                                       \
+    { "engine", required_argument, NULL, CLI_OPT_ENGINE },          \
+        { "lac-mode", required_argument, NULL, CLI_OPT_LAC_MODE },  \
+    {                                                               \
+        "cn-seg-func", required_argument, NULL, CLI_OPT_CN_SEG_FUNC \
+    }
+struct cli_segmenter_flags {
+    struct cli_segmenter seg; /* jieba until a flag says otherwise */
+    int engine;               /* --engine: -1 not given, 0 jieba, 1 lac */
+    bool mode;                /* LAC's network given */
+};
+int cli_segmenter_flag(struct cli_segmenter_flags *f, int opt, const char *arg);
+int cli_segmenter_done(struct cli_segmenter_flags *f);
+
 /* cli_segmenter_name: "jieba", "lac-seg" or "lac-lac" (the sidecar's
  * name of it, ds-meta(5)). */
 const char *cli_segmenter_name(const struct cli_segmenter *seg);

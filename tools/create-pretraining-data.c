@@ -798,9 +798,6 @@ enum {
     OPT_MAX_REPEATED_LEN,
     OPT_LOG_INTERVAL,
     OPT_KEEP_WHITESPACE,
-    OPT_ENGINE,
-    OPT_LAC_MODE,
-    OPT_CN_SEG_FUNC,
     OPT_SHARD
 };
 
@@ -822,9 +819,7 @@ main(int argc, char **argv)
         { "max-word-length", required_argument, NULL, OPT_MAX_WORD_LENGTH },
         { "model", required_argument, NULL, 'm' },
         { "jieba-model", required_argument, NULL, 'm' },
-        { "cn-seg-func", required_argument, NULL, OPT_CN_SEG_FUNC },
-        { "engine", required_argument, NULL, OPT_ENGINE },
-        { "lac-mode", required_argument, NULL, OPT_LAC_MODE },
+        CLI_SEGMENTER_OPTIONS,
         { "user-dict", required_argument, NULL, 'U' },
         { "max-repeated-len", required_argument, NULL, OPT_MAX_REPEATED_LEN },
         { "append-eos", no_argument, NULL, 'e' },
@@ -852,9 +847,8 @@ main(int argc, char **argv)
     struct tok_bpe *bpe = NULL;
     struct tok_jieba *jieba = NULL;
     struct tok_lac *lac = NULL;
-    struct cli_segmenter seg = { false, TOK_LAC_SEG };
-    int engine_given = -1;
-    bool mode_given = false;
+    struct cli_segmenter_flags segf = { { false, TOK_LAC_SEG }, -1, false };
+    const struct cli_segmenter *seg = &segf.seg;
     struct tok_err e;
     struct ds_err de;
     struct ds_meta meta;
@@ -880,6 +874,12 @@ main(int argc, char **argv)
 
     while ((ch = getopt_long(argc, argv, "ef:hj:k:M:m:o:PqSsT:U:v:VW", longopts,
                              NULL)) != -1) {
+        int seg_flag = cli_segmenter_flag(&segf, ch, optarg);
+
+        if (seg_flag < 0)
+            usage();
+        if (seg_flag > 0)
+            continue;
         switch (ch) {
         case 'e':
             append_eos = true;
@@ -971,32 +971,6 @@ main(int argc, char **argv)
         case OPT_KEEP_WHITESPACE:
             c.keep_space = true;
             break;
-        case OPT_ENGINE: {
-            static const char *const engines[] = { "jieba", "lac", NULL };
-            int k = cli_parse_choice(optarg, "engine", engines);
-
-            if (k < 0)
-                usage();
-            engine_given = k;
-            seg.lac = k == 1;
-            break;
-        }
-        case OPT_LAC_MODE: {
-            static const char *const modes[] = { "seg", "lac", NULL };
-            int k = cli_parse_choice(optarg, "LAC mode", modes);
-
-            if (k < 0)
-                usage();
-            seg.lac_mode = k == 0 ? TOK_LAC_SEG : TOK_LAC_LAC;
-            mode_given = true;
-            break;
-        }
-        case OPT_CN_SEG_FUNC:
-            if (cli_parse_seg_func(optarg, &seg) < 0)
-                usage();
-            engine_given = seg.lac;
-            mode_given = seg.lac;
-            break;
         case OPT_SHARD:
             if (!cli_shard_parse(optarg, &shard))
                 usage();
@@ -1005,14 +979,9 @@ main(int argc, char **argv)
             usage();
         }
     }
-    if (mode_given) {
-        if (engine_given == 0) {
-            warnx("--lac-mode is LAC's: not with --engine jieba");
-            usage();
-        }
-        seg.lac = true;
-    }
-    if (seg.lac && (!c.wwm || c.cn_splited)) {
+    if (cli_segmenter_done(&segf) < 0)
+        usage();
+    if (seg->lac && (!c.wwm || c.cn_splited)) {
         warnx("LAC (--cn-seg-func lac or seg) segments for -W "
               "(--cn-whole-word-segment)%s",
               c.cn_splited ? ", not --cn-splited text" : "");
@@ -1057,7 +1026,7 @@ main(int argc, char **argv)
         usage();
     }
     c.splitter = !split ? SPLIT_NONE : chinese ? SPLIT_NEWLINE : SPLIT_ICU;
-    record_options(&meta, &c, &seg, vocab_path, append_eos);
+    record_options(&meta, &c, seg, vocab_path, append_eos);
 
     /* The inputs first: a mistake there fails before the models load. */
     if (cli_files_expand(&files, argc, argv, not_corpus, "JSONL ", quiet) !=
@@ -1151,8 +1120,8 @@ main(int argc, char **argv)
                   n_ext_ids);
     }
 
-    if (c.wwm && !c.cn_splited && seg.lac)
-        c.lac = lac = cli_lac_open(model, user_dict, seg.lac_mode);
+    if (c.wwm && !c.cn_splited && seg->lac)
+        c.lac = lac = cli_lac_open(model, user_dict, seg->lac_mode);
     else if (c.wwm && !c.cn_splited)
         c.jieba = jieba =
             cli_jieba_open(model, user_dict, cli_plain_bytes(argc, argv));
@@ -1182,7 +1151,7 @@ main(int argc, char **argv)
         tok_buf_init(&w->chars);
         tok_lac_words_init(&w->lac_words);
         if (lac != NULL &&
-            tok_lac_batch_new(&w->lac, lac, seg.lac_mode, &e) < 0)
+            tok_lac_batch_new(&w->lac, lac, seg->lac_mode, &e) < 0)
             errx(1, "%s", e.msg);
         if (c.splitter == SPLIT_ICU)
             w->sentences = cli_sentences_new();

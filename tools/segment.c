@@ -679,7 +679,7 @@ process_chunk(void *arg, unsigned worker, const char *lines, size_t len,
 
 /* ------------------------------------------------------------------------ */
 
-enum { OPT_ENGINE = 256, OPT_LAC_MODE, OPT_CN_SEG_FUNC, OPT_TAGS, OPT_SHARD };
+enum { OPT_TAGS = 256, OPT_SHARD };
 
 int
 main(int argc, char **argv)
@@ -700,9 +700,7 @@ main(int argc, char **argv)
         { "user-dict", required_argument, NULL, 'U' },
         { "version", no_argument, NULL, 'V' },
         { "words-only", no_argument, NULL, 'w' },
-        { "engine", required_argument, NULL, OPT_ENGINE },
-        { "lac-mode", required_argument, NULL, OPT_LAC_MODE },
-        { "cn-seg-func", required_argument, NULL, OPT_CN_SEG_FUNC },
+        CLI_SEGMENTER_OPTIONS,
         { "tags", no_argument, NULL, OPT_TAGS },
         { "shard", required_argument, NULL, OPT_SHARD },
         { NULL, 0, NULL, 0 }
@@ -710,9 +708,8 @@ main(int argc, char **argv)
     struct ctx c;
     struct tok_jieba *jieba = NULL;
     struct tok_lac *lac = NULL;
-    struct cli_segmenter seg = { false, TOK_LAC_SEG };
-    int engine_given = -1; /* --engine: 0 jieba, 1 lac */
-    bool mode_given = false;
+    struct cli_segmenter_flags segf = { { false, TOK_LAC_SEG }, -1, false };
+    const struct cli_segmenter *seg = &segf.seg;
     struct cli_output out;
     struct cli_run run;
     const char *model = NULL, *out_path = NULL, *user_dict = NULL;
@@ -731,6 +728,12 @@ main(int argc, char **argv)
 
     while ((ch = getopt_long(argc, argv, "d:f:Hhj:k:m:o:Pqr:sU:Vw", longopts,
                              NULL)) != -1) {
+        int seg_flag = cli_segmenter_flag(&segf, ch, optarg);
+
+        if (seg_flag < 0)
+            usage();
+        if (seg_flag > 0)
+            continue;
         switch (ch) {
         case 'd': {
             static const char *const seps[] = { "line", "blank", NULL };
@@ -801,32 +804,6 @@ main(int argc, char **argv)
         case 'w':
             c.words_only = true;
             break;
-        case OPT_ENGINE: {
-            static const char *const engines[] = { "jieba", "lac", NULL };
-            int k = cli_parse_choice(optarg, "engine", engines);
-
-            if (k < 0)
-                usage();
-            engine_given = k;
-            seg.lac = k == 1;
-            break;
-        }
-        case OPT_LAC_MODE: {
-            static const char *const modes[] = { "seg", "lac", NULL };
-            int k = cli_parse_choice(optarg, "LAC mode", modes);
-
-            if (k < 0)
-                usage();
-            seg.lac_mode = k == 0 ? TOK_LAC_SEG : TOK_LAC_LAC;
-            mode_given = true;
-            break;
-        }
-        case OPT_CN_SEG_FUNC:
-            if (cli_parse_seg_func(optarg, &seg) < 0)
-                usage();
-            engine_given = seg.lac;
-            mode_given = seg.lac;
-            break;
         case OPT_TAGS:
             c.tags = true;
             break;
@@ -840,18 +817,13 @@ main(int argc, char **argv)
     }
     argc -= optind;
     argv += optind;
-    if (mode_given) {
-        if (engine_given == 0) {
-            warnx("--lac-mode is LAC's: not with --engine jieba");
-            usage();
-        }
-        seg.lac = true;
-    }
-    if (seg.lac && !c.hmm) {
+    if (cli_segmenter_done(&segf) < 0)
+        usage();
+    if (seg->lac && !c.hmm) {
         warnx("-H (--no-hmm) is jieba's: LAC has no HMM");
         usage();
     }
-    if (c.tags && !(seg.lac && seg.lac_mode == TOK_LAC_LAC)) {
+    if (c.tags && !(seg->lac && seg->lac_mode == TOK_LAC_LAC)) {
         warnx("--tags needs LAC's lac network (--lac-mode lac): the others "
               "give words only");
         usage();
@@ -864,8 +836,8 @@ main(int argc, char **argv)
     if (shard.n > 0 && cli_files_shard(&files, &shard, quiet) != 0)
         exit(EXIT_USAGE);
     c.jsonl_check = c.format == IN_TEXT && !format_given;
-    if (seg.lac)
-        c.lac = lac = cli_lac_open(model, user_dict, seg.lac_mode);
+    if (seg->lac)
+        c.lac = lac = cli_lac_open(model, user_dict, seg->lac_mode);
     else
         c.jieba = jieba = cli_jieba_open(
             model, user_dict, cli_plain_bytes((int)files.n, files.v));
@@ -881,7 +853,7 @@ main(int argc, char **argv)
         if (lac != NULL) {
             struct tok_err e;
 
-            if (tok_lac_batch_new(&w->lac, lac, seg.lac_mode, &e) < 0)
+            if (tok_lac_batch_new(&w->lac, lac, seg->lac_mode, &e) < 0)
                 errx(1, "%s", e.msg);
         }
         tok_buf_init(&w->doc);
