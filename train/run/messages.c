@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,20 +38,40 @@ log_info(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* One line on stderr in one write: the ranks share the terminal or the
+ * log file, and a line written in pieces would interleave with theirs. */
+static void
+say_line(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+    char line[4096];
+    int n = snprintf(line, sizeof(line), "%s", prefix);
+
+    if (n >= 0 && (size_t)n < sizeof(line))
+        vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    n = (int)strlen(line);
+    /* (A message too long for the line keeps its end: the suffix.) */
+    if ((size_t)n + strlen(suffix) + 1 >= sizeof(line))
+        n = (int)(sizeof(line) - strlen(suffix) - 2);
+    snprintf(line + n, sizeof(line) - (size_t)n, "%s\n", suffix);
+    fflush(stderr);
+    if (write(STDERR_FILENO, line, strlen(line)) < 0)
+        return; /* (nowhere left to say it) */
+}
+
 void
 fatal(const char *fmt, ...)
 {
+    char prefix[32];
     va_list ap;
 
     comm_exiting(); /* the other ranks learn of it without our watchdog */
     if (g_world > 1)
-        fprintf(stderr, "train: rank %d: ", g_rank);
+        snprintf(prefix, sizeof(prefix), "train: rank %d: ", g_rank);
     else
-        fprintf(stderr, "train: ");
+        snprintf(prefix, sizeof(prefix), "train: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say_line(prefix, fmt, ap, "");
     va_end(ap);
-    fputc('\n', stderr);
     exit(1); /* without MPI_Finalize: the watchdog of rank 0, or mpirun,
               * ends the other ranks */
 }
@@ -65,11 +86,9 @@ usage_error(const char *fmt, ...)
      * others wait a moment, so that mpirun (which ends the job at the
      * first exit) does not stop rank 0 before it has said why. */
     if (g_rank == 0) {
-        fprintf(stderr, "train: ");
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        say_line("train: ", fmt, ap, " (see train --help)");
         va_end(ap);
-        fputs(" (see train --help)\n", stderr);
     } else {
         sleep(2);
     }
