@@ -244,7 +244,9 @@ get_count(struct json_object *o, const char *path, const char *key,
         return wrong_type(path, key, "an integer", err);
     errno = 0;
     n = json_object_get_int64(v);
-    if (n < 0 || errno != 0)
+    /* json-c reads 2^63 and beyond (2^64 and beyond: as 2^64 - 1) as
+     * 2^63 - 1 without a word: its unsigned value tells. */
+    if (n < 0 || errno != 0 || json_object_get_uint64(v) > INT64_MAX)
         return wrong_type(path, key, "a count (0 to 2^63 - 1)", err);
     *out = n;
     return 0;

@@ -235,6 +235,13 @@ test_meta_missing_and_malformed(void)
             { "\"format\": \"mmap\"", "\"format\": \"bin\"",
               "\"format\" is not \"mmap\" or \"npy\"" },
             { "\"tokens\": 6", "\"tokenz\": 6", "no \"tokens\"" },
+            /* json-c reads these as 2^63 - 1 unless asked */
+            { "\"tokens\": 6", "\"tokens\": 99999999999999999999",
+              "\"tokens\" is not a count (0 to 2^63 - 1)" },
+            { "\"vocab_size\": 40000", "\"vocab_size\": 18446744073709551616",
+              "\"vocab_size\" is not a count" },
+            { "\"tokens\": 6", "\"tokens\": 9223372036854775808",
+              "\"tokens\" is not a count (0 to 2^63 - 1)" },
             { "\"vocab_sha256\": \"aaaa", "\"vocab_sha256\": \"Aaaa",
               "\"vocab_sha256\" is not 64 lowercase hex digits" },
         };

@@ -540,6 +540,10 @@ test_ckpt_corrupt_state(void)
         { "global_step", "-1", "\"global_step\" is negative" },
         { "global_step", "1.5", "\"global_step\" is not an integer" },
         { "global_step", "9223372036854775808", "out of range" },
+        /* beyond 64 bits (json-c reads 2^64 - 1 and says nothing) */
+        { "consumed_samples", "99999999999999999999",
+          "\"consumed_samples\" is out of range" },
+        { "seed", "18446744073709551616", "\"seed\" is out of range" },
         { "consumed_samples", "\"7\"", "\"consumed_samples\" is not" },
         { "optimizer_step", "null", "\"optimizer_step\" is not" },
         { "global_batch_size", "true", "\"global_batch_size\" is not" },

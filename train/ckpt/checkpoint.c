@@ -704,7 +704,8 @@ get_count(const char *path, struct json_object *j, const char *key,
     if (json_object_get_int64(v) < 0)
         return tr_fail(err, errlen, "'%s': \"%s\" is negative", path, key);
     *out = json_object_get_uint64(v);
-    if (*out > max)
+    /* json-c reads an integer of 2^64 and beyond as 2^64 - 1, silently. */
+    if (*out > max || *out == UINT64_MAX)
         return tr_fail(err, errlen, "'%s': \"%s\" is out of range", path, key);
     return 0;
 }
